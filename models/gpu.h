@@ -1,0 +1,106 @@
+/* gpu.h: GPU descriptions (models/gpus/NAME.cfg): datasheet facts the hardware model draws on. */
+#ifndef COLO_GPU_H
+#define COLO_GPU_H
+
+#include "errors.h"
+#include "simtime.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define COLO_MIG_MAX_SLOTS 8
+
+/* One MIG GPU-instance profile, as nvidia-smi mig -lgip/-lgipp lists it. */
+typedef struct colo_mig_profile {
+    char *name;          /* "3g.40gb" */
+    int id;              /* GPU-instance profile ID */
+    int sms;
+    int compute_slices;  /* of gpu->mig.compute_slices */
+    int memory_slices;   /* of gpu->mig.memory_slices; also the placement size */
+    int l2_eighths;      /* share of L2 in eighths */
+    double memory_gib;
+    int copy_engines;
+    bool media;          /* has the media extensions (+me, or 7g) */
+    int max_count;
+    int n_placements;
+    int placements[COLO_MIG_MAX_SLOTS]; /* start slots on the memory-slice axis */
+} colo_mig_profile_t;
+
+typedef struct colo_gpu {
+    char *name;       /* file stem, e.g. "h100-sxm" */
+    char *full_name;
+    char *arch;
+    char *compute_capability;
+    char *path;       /* file it was loaded from */
+    bool integrated;  /* shares memory with the CPU (Jetson) */
+    struct {
+        int count, max_threads, max_warps, max_blocks, registers, max_registers_per_thread;
+        int register_alloc_unit, shared_bytes, max_shared_per_block, reserved_shared_per_block;
+        double clock_mhz;
+        int fp32_lanes, tensor_fp16_flops_per_clock;
+    } sm;
+    struct {
+        long long bytes;
+        int slices, partitions;
+        double bandwidth_gbps; /* 0 when unknown */
+    } l2;
+    struct {
+        double size_gib;
+        char *type;
+        int stacks, controllers, channels, bus_bits;
+        double peak_gbps, achievable_fraction;
+    } memory;
+    struct {
+        int generation, lanes;
+        double h2d_gbps, d2h_gbps, latency_us;
+        int copy_engines;
+    } pcie;
+    struct {
+        double host_us, start_us;
+    } launch;
+    struct {
+        colo_time_t default_ns, short_ns, medium_ns, long_ns, switch_ns;
+    } timeslice;
+    struct {
+        int max_clients, max_clients_cuda_13_1, sm_granularity;
+    } mps;
+    struct {
+        int min_sms, alignment;
+    } green;
+    struct {
+        bool supported;
+        int compute_slices, memory_slices;
+        size_t n_profiles;
+        colo_mig_profile_t *profiles;
+    } mig;
+} colo_gpu_t;
+
+/* Loads and validates a GPU description. On success *out is a new object (colo_gpu_free).
+ * Errors name the file, line and key. */
+int colo_gpu_load(const char *path, colo_gpu_t **out, colo_error_t *err);
+void colo_gpu_free(colo_gpu_t *gpu);
+
+/* Resolves a GPU name to a description file. A name containing '/' or ending in ".cfg" is a
+ * path, relative to base_dir when not absolute (base_dir may be NULL). Otherwise NAME.cfg is
+ * searched in $COLOSIM_GPU_PATH (colon-separated), the source tree's models/gpus, then the
+ * installed share/colosim/gpus. Writes the path into buf; 0 or COLO_ENOENT. */
+int colo_gpu_resolve(const char *name, const char *base_dir, char *buf, size_t n);
+
+/* Finds and loads a GPU by name (as colo_gpu_resolve). An unknown name gets an error that lists
+ * the known ones, reported at (source, line, key). */
+int colo_gpu_open(const char *name, const char *base_dir, colo_gpu_t **out, const char *source,
+                  int line, const char *key, colo_error_t *err);
+
+/* Names of all GPU descriptions on the search path, sorted, without duplicates. *names is a
+ * new array of new strings: free with colo_gpu_names_free. 0 or COLO_ENOMEM. */
+int colo_gpu_names(char ***names, size_t *count);
+void colo_gpu_names_free(char **names, size_t count);
+
+/* Peak FP32 rate of one SM in FLOP per nanosecond (clock x lanes x 2). */
+double colo_gpu_sm_fp32_rate(const colo_gpu_t *gpu);
+/* Achievable DRAM bandwidth in bytes per nanosecond (= GB/s). */
+double colo_gpu_dram_rate(const colo_gpu_t *gpu);
+
+const colo_mig_profile_t *colo_gpu_mig_profile(const colo_gpu_t *gpu, const char *name);
+
+#endif

@@ -1,0 +1,400 @@
+/* cfg.c: strict libconfig reading with file:line:key errors and --set overrides. */
+#include "cfg.h"
+#include "alloc.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Hook attached to a setting that a --set override wrote; freed by libconfig's destructor. */
+struct override_mark {
+    int index;
+};
+
+static void free_hook(void *p)
+{
+    colo_free(p);
+}
+
+int colo_cfg_read_file(config_t *cfg, const char *path, colo_error_t *err)
+{
+    config_set_destructor(cfg, free_hook);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return colo_error_set(err, COLO_EIO, path, 0, NULL, "cannot open: %s", strerror(errno));
+    int ok = config_read(cfg, f);
+    fclose(f);
+    if (ok == CONFIG_TRUE) return 0;
+    const char *text = config_error_text(cfg);
+    return colo_error_set(err, COLO_EPARSE, path, config_error_line(cfg), NULL, "%s",
+                          text ? text : "syntax error");
+}
+
+void colo_cfg_path(const config_setting_t *s, char *buf, size_t n)
+{
+    const config_setting_t *chain[64];
+    size_t depth = 0;
+    for (; s && !config_setting_is_root(s) && depth < 64; s = config_setting_parent(s))
+        chain[depth++] = s;
+    size_t used = 0;
+    buf[0] = '\0';
+    while (depth-- > 0 && used < n) {
+        const config_setting_t *c = chain[depth];
+        const char *sep = used ? "." : "";
+        int w;
+        if (config_setting_name(c))
+            w = snprintf(buf + used, n - used, "%s%s", sep, config_setting_name(c));
+        else
+            w = snprintf(buf + used, n - used, "%s[%d]", sep, config_setting_index(c));
+        if (w < 0) break;
+        used += (size_t)w;
+    }
+}
+
+static int verror_at(const colo_cfg_reader_t *r, const config_setting_t *s, const char *member,
+                     int code, const char *fmt, va_list ap)
+{
+    if (!r->err || r->err->code) return code;
+    char key[256], text[768];
+    colo_cfg_path(s, key, sizeof key);
+    if (member) {
+        size_t k = strlen(key);
+        snprintf(key + k, sizeof key - k, "%s%s", k ? "." : "", member);
+    }
+    vsnprintf(text, sizeof text, fmt, ap);
+    const char *source;
+    int line;
+    colo_cfg_location(r, s, &source, &line);
+    return colo_error_set(r->err, code, source, line, key, "%s", text);
+}
+
+void colo_cfg_location(const colo_cfg_reader_t *r, const config_setting_t *s, const char **source,
+                       int *line)
+{
+    const struct override_mark *m = s ? config_setting_get_hook(s) : NULL;
+    *source = m ? "--set" : r->source;
+    *line = m ? m->index : s ? (int)config_setting_source_line(s) : 0;
+}
+
+int colo_cfg_error(const colo_cfg_reader_t *r, const config_setting_t *s, int code, const char *fmt,
+                   ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = verror_at(r, s, NULL, code, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+/* An error about a member that is absent: located at its group. */
+static int error_member(const colo_cfg_reader_t *r, const config_setting_t *g, const char *name,
+                        int code, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static int error_member(const colo_cfg_reader_t *r, const config_setting_t *g, const char *name,
+                        int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = verror_at(r, g, name, code, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+int colo_cfg_check_keys(const colo_cfg_reader_t *r, const config_setting_t *s,
+                        const char *const *allowed)
+{
+    int n = config_setting_length(s);
+    for (int i = 0; i < n; i++) {
+        const config_setting_t *m = config_setting_get_elem(s, (unsigned)i);
+        const char *name = config_setting_name(m);
+        if (!name) continue;
+        int known = 0;
+        for (const char *const *a = allowed; *a; a++)
+            if (strcmp(*a, name) == 0) known = 1;
+        if (known) continue;
+        char list[512] = "";
+        size_t used = 0;
+        for (const char *const *a = allowed; *a && used < sizeof list; a++) {
+            int w = snprintf(list + used, sizeof list - used, "%s%s", used ? ", " : "", *a);
+            if (w > 0) used += (size_t)w;
+        }
+        return colo_cfg_error(r, m, COLO_EINVAL, "unknown key (expected one of: %s)", list);
+    }
+    return 0;
+}
+
+static const char *type_name(int type)
+{
+    switch (type) {
+    case CONFIG_TYPE_GROUP: return "a group { ... }";
+    case CONFIG_TYPE_INT:
+    case CONFIG_TYPE_INT64: return "an integer";
+    case CONFIG_TYPE_FLOAT: return "a number";
+    case CONFIG_TYPE_STRING: return "a string";
+    case CONFIG_TYPE_BOOL: return "true or false";
+    case CONFIG_TYPE_ARRAY: return "an array [ ... ]";
+    case CONFIG_TYPE_LIST: return "a list ( ... )";
+    default: return "a value";
+    }
+}
+
+/* Finds member name; returns 1 if absent and optional, error if absent and required. */
+static int lookup(const colo_cfg_reader_t *r, const config_setting_t *g, const char *name,
+                  int flags, config_setting_t **out)
+{
+    *out = g ? config_setting_get_member(g, name) : NULL;
+    if (*out) return 0;
+    if (flags & COLO_CFG_REQUIRED)
+        return error_member(r, g, name, COLO_EINVAL, "missing (this key is required)");
+    return 1;
+}
+
+static int check_sign(const colo_cfg_reader_t *r, const config_setting_t *s, int flags, double v,
+                      const char *text)
+{
+    if ((flags & COLO_CFG_POSITIVE) && !(v > 0))
+        return colo_cfg_error(r, s, COLO_ERANGE, "must be greater than 0 (got %s)", text);
+    if ((flags & COLO_CFG_NONNEG) && !(v >= 0))
+        return colo_cfg_error(r, s, COLO_ERANGE, "must not be negative (got %s)", text);
+    return 0;
+}
+
+int colo_cfg_int(const colo_cfg_reader_t *r, const config_setting_t *g, const char *name, int flags,
+                 long long *out)
+{
+    config_setting_t *s;
+    int rc = lookup(r, g, name, flags, &s);
+    if (rc) return rc;
+    int t = config_setting_type(s);
+    if (t != CONFIG_TYPE_INT && t != CONFIG_TYPE_INT64)
+        return colo_cfg_error(r, s, COLO_EINVAL, "must be an integer, not %s", type_name(t));
+    long long v = config_setting_get_int64(s);
+    char text[32];
+    snprintf(text, sizeof text, "%lld", v);
+    rc = check_sign(r, s, flags, (double)v, text);
+    if (rc) return rc;
+    *out = v;
+    return 0;
+}
+
+int colo_cfg_double(const colo_cfg_reader_t *r, const config_setting_t *g, const char *name,
+                    int flags, double *out)
+{
+    config_setting_t *s;
+    int rc = lookup(r, g, name, flags, &s);
+    if (rc) return rc;
+    int t = config_setting_type(s);
+    double v;
+    if (t == CONFIG_TYPE_FLOAT)
+        v = config_setting_get_float(s);
+    else if (t == CONFIG_TYPE_INT || t == CONFIG_TYPE_INT64)
+        v = (double)config_setting_get_int64(s);
+    else
+        return colo_cfg_error(r, s, COLO_EINVAL, "must be a number, not %s", type_name(t));
+    if (!isfinite(v)) return colo_cfg_error(r, s, COLO_ERANGE, "must be a finite number");
+    char text[40];
+    snprintf(text, sizeof text, "%g", v);
+    rc = check_sign(r, s, flags, v, text);
+    if (rc) return rc;
+    *out = v;
+    return 0;
+}
+
+int colo_cfg_string(const colo_cfg_reader_t *r, const config_setting_t *g, const char *name,
+                    int flags, const char **out)
+{
+    config_setting_t *s;
+    int rc = lookup(r, g, name, flags, &s);
+    if (rc) return rc;
+    if (config_setting_type(s) != CONFIG_TYPE_STRING)
+        return colo_cfg_error(r, s, COLO_EINVAL, "must be a string, not %s",
+                              type_name(config_setting_type(s)));
+    const char *v = config_setting_get_string(s);
+    if (!v || !v[0]) return colo_cfg_error(r, s, COLO_EINVAL, "must not be empty");
+    *out = v;
+    return 0;
+}
+
+int colo_cfg_bool(const colo_cfg_reader_t *r, const config_setting_t *g, const char *name,
+                  int flags, bool *out)
+{
+    config_setting_t *s;
+    int rc = lookup(r, g, name, flags, &s);
+    if (rc) return rc;
+    if (config_setting_type(s) != CONFIG_TYPE_BOOL)
+        return colo_cfg_error(r, s, COLO_EINVAL, "must be true or false, not %s",
+                              type_name(config_setting_type(s)));
+    *out = config_setting_get_bool(s) != 0;
+    return 0;
+}
+
+int colo_cfg_aggregate(const colo_cfg_reader_t *r, const config_setting_t *g, const char *name,
+                       int flags, int type, const config_setting_t **out)
+{
+    config_setting_t *s;
+    *out = NULL;
+    int rc = lookup(r, g, name, flags, &s);
+    if (rc) return rc;
+    int t = config_setting_type(s);
+    int ok = (type == CONFIG_TYPE_GROUP) ? t == CONFIG_TYPE_GROUP
+                                         : (t == CONFIG_TYPE_LIST || t == CONFIG_TYPE_ARRAY);
+    if (!ok)
+        return colo_cfg_error(r, s, COLO_EINVAL, "must be %s, not %s", type_name(type),
+                              type_name(t));
+    *out = s;
+    return 0;
+}
+
+/* ---- --set overrides ---- */
+
+static int parse_ll(const char *s, long long *v)
+{
+    char *end;
+    errno = 0;
+    long long x = strtoll(s, &end, 10);
+    if (errno || end == s || *end) return -1;
+    *v = x;
+    return 0;
+}
+
+static int parse_double(const char *s, double *v)
+{
+    char *end;
+    errno = 0;
+    double x = strtod(s, &end);
+    if (errno || end == s || *end || !isfinite(x)) return -1;
+    *v = x;
+    return 0;
+}
+
+/* Finds a child of an aggregate by one path component. */
+static config_setting_t *child(config_setting_t *s, const char *comp)
+{
+    if (config_setting_is_group(s)) return config_setting_get_member(s, comp);
+    long long idx;
+    char num[32];
+    size_t len = strlen(comp);
+    if (comp[0] == '[' && len > 2 && comp[len - 1] == ']' && len - 2 < sizeof num) {
+        memcpy(num, comp + 1, len - 2);
+        num[len - 2] = '\0';
+        comp = num;
+    }
+    if (parse_ll(comp, &idx) == 0)
+        return (idx >= 0 && idx < config_setting_length(s))
+                   ? config_setting_get_elem(s, (unsigned)idx) : NULL;
+    int n = config_setting_length(s);
+    for (int i = 0; i < n; i++) {
+        config_setting_t *e = config_setting_get_elem(s, (unsigned)i);
+        const char *nm;
+        if (config_setting_is_group(e) && config_setting_lookup_string(e, "name", &nm) &&
+            strcmp(nm, comp) == 0)
+            return e;
+    }
+    return NULL;
+}
+
+/* Sets scalar s (or creates member name in group parent when s is NULL) from text. */
+static int assign(config_setting_t *parent, config_setting_t *s, const char *name,
+                  const char *value, int index, const char *key, colo_error_t *err)
+{
+    long long iv = 0;
+    double fv = 0;
+    int is_int = parse_ll(value, &iv) == 0;
+    int is_num = is_int || parse_double(value, &fv) == 0;
+    if (is_int) fv = (double)iv;
+    int is_bool = strcmp(value, "true") == 0 || strcmp(value, "false") == 0;
+
+    int want;
+    if (s) {
+        int t = config_setting_type(s);
+        if (!config_setting_is_scalar(s))
+            return colo_error_set(err, COLO_EINVAL, "--set", index, key,
+                                  "is %s; --set only sets single values", type_name(t));
+        if (t == CONFIG_TYPE_STRING) want = CONFIG_TYPE_STRING;
+        else if (t == CONFIG_TYPE_BOOL) {
+            if (!is_bool)
+                return colo_error_set(err, COLO_EINVAL, "--set", index, key,
+                                      "expects true or false, got '%s'", value);
+            want = CONFIG_TYPE_BOOL;
+        } else {
+            if (!is_num)
+                return colo_error_set(err, COLO_EINVAL, "--set", index, key,
+                                      "expects a number, got '%s'", value);
+            want = !is_int ? CONFIG_TYPE_FLOAT
+                   : (t == CONFIG_TYPE_INT && (iv < INT_MIN || iv > INT_MAX)) ? CONFIG_TYPE_INT64
+                                                                              : t;
+        }
+        if (want != t) {
+            /* Change kind (e.g. integer -> float): only members of groups can be replaced. */
+            if (!config_setting_is_group(parent) || !name)
+                return colo_error_set(err, COLO_EINVAL, "--set", index, key,
+                                      "expects %s here", type_name(t));
+            config_setting_remove(parent, name);
+            s = NULL;
+        }
+    } else {
+        want = is_bool ? CONFIG_TYPE_BOOL
+                       : is_int ? CONFIG_TYPE_INT64 : is_num ? CONFIG_TYPE_FLOAT : CONFIG_TYPE_STRING;
+    }
+    if (!s) {
+        if (!config_setting_is_group(parent))
+            return colo_error_set(err, COLO_EINVAL, "--set", index, key,
+                                  "no such element to set");
+        s = config_setting_add(parent, name, want);
+        if (!s) return colo_error_set(err, COLO_EINVAL, "--set", index, key, "cannot create key");
+    }
+    int ok;
+    switch (want) {
+    case CONFIG_TYPE_BOOL: ok = config_setting_set_bool(s, strcmp(value, "true") == 0); break;
+    case CONFIG_TYPE_INT64: ok = config_setting_set_int64(s, iv); break;
+    case CONFIG_TYPE_INT: ok = config_setting_set_int(s, (int)iv); break;
+    case CONFIG_TYPE_FLOAT: ok = config_setting_set_float(s, fv); break;
+    default: ok = config_setting_set_string(s, value); break;
+    }
+    if (!ok) return colo_error_set(err, COLO_EINVAL, "--set", index, key, "cannot set value");
+    struct override_mark *m = config_setting_get_hook(s);
+    if (!m) {
+        m = colo_malloc(sizeof *m);
+        if (!m) return colo_error_set(err, COLO_ENOMEM, "--set", index, key, "out of memory");
+        config_setting_set_hook(s, m);
+    }
+    m->index = index;
+    return 0;
+}
+
+int colo_cfg_override(config_t *cfg, const char *assignment, int index, colo_error_t *err)
+{
+    const char *eq = strchr(assignment, '=');
+    if (!eq || eq == assignment)
+        return colo_error_set(err, COLO_EINVAL, "--set", index, NULL,
+                              "expected key=value, got '%s'", assignment);
+    size_t klen = (size_t)(eq - assignment);
+    char key[256];
+    if (klen >= sizeof key)
+        return colo_error_set(err, COLO_EINVAL, "--set", index, NULL, "key too long");
+    memcpy(key, assignment, klen);
+    key[klen] = '\0';
+    const char *value = eq + 1;
+
+    char path[256];
+    memcpy(path, key, klen + 1);
+    config_setting_t *cur = config_root_setting(cfg);
+    char *save = NULL;
+    char *comp = strtok_r(path, ".", &save);
+    while (comp) {
+        char *next = strtok_r(NULL, ".", &save);
+        if (!config_setting_is_aggregate(cur))
+            return colo_error_set(err, COLO_EINVAL, "--set", index, key,
+                                  "'%s' is not a group or list", comp);
+        config_setting_t *c = child(cur, comp);
+        if (!next) return assign(cur, c, comp, value, index, key, err);
+        if (!c)
+            return colo_error_set(err, COLO_EINVAL, "--set", index, key, "no such key '%s'", comp);
+        cur = c;
+        comp = next;
+    }
+    return colo_error_set(err, COLO_EINVAL, "--set", index, NULL, "empty key");
+}
