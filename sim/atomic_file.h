@@ -1,0 +1,26 @@
+/* atomic_file.h: output files that appear whole or not at all (temp file + rename). */
+#ifndef COLO_ATOMIC_FILE_H
+#define COLO_ATOMIC_FILE_H
+
+#include "errors.h"
+
+#include <stdio.h>
+
+typedef struct colo_atomic_file {
+    FILE *f;        /* write here between open and commit */
+    char *path;     /* final name */
+    char *tmp;      /* temporary name in the same directory; NULL for "-" (stdout) */
+} colo_atomic_file_t;
+
+/* Opens a temporary file beside path ("-" means standard output). 0 or a negative code with
+ * err naming the path. */
+int colo_atomic_open(colo_atomic_file_t *af, const char *path, colo_error_t *err);
+
+/* Flushes, syncs and renames the temporary file over path. On any failure the temporary file is
+ * removed, nothing is left at path that was not there before, and err says why. */
+int colo_atomic_commit(colo_atomic_file_t *af, colo_error_t *err);
+
+/* Discards the temporary file. Safe after a failed open or commit. */
+void colo_atomic_abort(colo_atomic_file_t *af);
+
+#endif

@@ -1,0 +1,207 @@
+/* import_orion.c: Orion kernel-profile CSV -> colosim trace. */
+#include "import_orion.h"
+#include "alloc.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { COL_NAME, COL_PROFILE, COL_MEMORY, COL_SM_USAGE, COL_DURATION, N_COLS };
+static const char *const col_names[N_COLS] = {"Name", "Profile", "Memory_footprint", "SM_usage",
+                                              "Duration"};
+
+/* Splits one CSV record in place (RFC 4180 quoting, no embedded newlines). Returns the number
+ * of fields, at most max, or -1 for an unterminated quote. */
+static int split_csv(char *line, char **fields, int max)
+{
+    int n = 0;
+    char *p = line;
+    for (;;) {
+        if (n == max) return max + 1;
+        if (*p == '"') {
+            char *w = ++p;
+            fields[n++] = w;
+            for (;;) {
+                if (*p == '\0') return -1;
+                if (*p == '"' && p[1] == '"') {
+                    *w++ = '"';
+                    p += 2;
+                } else if (*p == '"') {
+                    p++;
+                    break;
+                } else {
+                    *w++ = *p++;
+                }
+            }
+            *w = '\0';
+            while (*p && *p != ',') p++; /* tolerate junk after the closing quote */
+        } else {
+            fields[n++] = p;
+            while (*p && *p != ',') p++;
+        }
+        if (*p != ',') break;
+        *p++ = '\0';
+    }
+    return n;
+}
+
+static void chomp(char *s)
+{
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == '\n' || s[n - 1] == '\r')) s[--n] = '\0';
+}
+
+static int parse_num(const char *s, double *v)
+{
+    char *end;
+    errno = 0;
+    while (isspace((unsigned char)*s)) s++;
+    double x = strtod(s, &end);
+    while (isspace((unsigned char)*end)) end++;
+    if (end == s || *end || errno || !isfinite(x)) return -1;
+    *v = x;
+    return 0;
+}
+
+static int read_rows(FILE *f, const char *path, colo_trace_t *t, colo_error_t *err)
+{
+    char *line = NULL;
+    size_t cap = 0;
+    int col_of[N_COLS];
+    int lineno = 0, rc = 0;
+    char *fields[16];
+    for (int c = 0; c < N_COLS; c++) col_of[c] = -1;
+
+    while (getline(&line, &cap, f) >= 0) {
+        lineno++;
+        chomp(line);
+        if (lineno == 1 && (unsigned char)line[0] == 0xEF) memmove(line, line + 3, strlen(line + 3) + 1);
+        if (line[0] == '\0') continue;
+        int n = split_csv(line, fields, 15);
+        if (n < 0) {
+            rc = colo_error_set(err, COLO_EPARSE, path, lineno, NULL, "unterminated quoted field");
+            break;
+        }
+        if (col_of[0] < 0 && t->n_ops == 0 && lineno == 1) { /* header */
+            for (int i = 0; i < n && i < 15; i++)
+                for (int c = 0; c < N_COLS; c++)
+                    if (strcmp(fields[i], col_names[c]) == 0) col_of[c] = i;
+            for (int c = 0; c < N_COLS && !rc; c++)
+                if (col_of[c] < 0)
+                    rc = colo_error_set(err, COLO_EPARSE, path, lineno, col_names[c],
+                                        "column missing from the header (an Orion profile has "
+                                        "Name,Profile,Memory_footprint,SM_usage,Duration)");
+            if (rc) break;
+            continue;
+        }
+        if (col_of[0] < 0) {
+            rc = colo_error_set(err, COLO_EPARSE, path, lineno, NULL, "no header line");
+            break;
+        }
+        double v[N_COLS] = {0};
+        for (int c = 0; c < N_COLS && !rc; c++) {
+            if (col_of[c] >= n) {
+                rc = colo_error_set(err, COLO_EPARSE, path, lineno, col_names[c],
+                                    "missing: the row has %d fields", n);
+            } else if (c != COL_NAME && parse_num(fields[col_of[c]], &v[c]) != 0) {
+                rc = colo_error_set(err, COLO_EPARSE, path, lineno, col_names[c],
+                                    "not a number: '%s'", fields[col_of[c]]);
+            }
+        }
+        if (rc) break;
+        const char *name = fields[col_of[COL_NAME]];
+        if (!name[0]) rc = colo_error_set(err, COLO_EPARSE, path, lineno, "Name", "empty");
+        else if (v[COL_SM_USAGE] < 1 || v[COL_SM_USAGE] > 2147483647.0 ||
+                 v[COL_SM_USAGE] != floor(v[COL_SM_USAGE]))
+            rc = colo_error_set(err, COLO_ERANGE, path, lineno, "SM_usage",
+                                "must be a positive whole number of blocks (got %g)",
+                                v[COL_SM_USAGE]);
+        else if (!(v[COL_DURATION] >= 1) || v[COL_DURATION] > 1e15)
+            rc = colo_error_set(err, COLO_ERANGE, path, lineno, "Duration",
+                                "must be at least 1 ns (got %g)", v[COL_DURATION]);
+        else if (v[COL_PROFILE] != 1 && v[COL_PROFILE] != 0 && v[COL_PROFILE] != -1)
+            rc = colo_error_set(err, COLO_ERANGE, path, lineno, "Profile",
+                                "must be 1 (compute), 0 (memory) or -1 (unknown), got %g",
+                                v[COL_PROFILE]);
+        if (rc) break;
+        colo_op_t op;
+        memset(&op, 0, sizeof op);
+        op.type = COLO_OP_KERNEL;
+        op.name = (char *)name;
+        op.grid[0] = (unsigned)v[COL_SM_USAGE];
+        op.grid[1] = op.grid[2] = 1;
+        op.registers = op.shared_bytes = -1;
+        op.dram_bytes = op.l2_bytes = op.flops = -1;
+        op.duration = colo_time_from_ns(v[COL_DURATION]);
+        op.kclass = v[COL_PROFILE] == 1   ? COLO_KCLASS_COMPUTE
+                    : v[COL_PROFILE] == 0 ? COLO_KCLASS_MEMORY
+                                          : COLO_KCLASS_UNKNOWN;
+        if (colo_trace_append(t, &op)) {
+            rc = colo_error_set(err, COLO_ENOMEM, path, lineno, NULL, "out of memory");
+            break;
+        }
+    }
+    free(line);
+    if (!rc && ferror(f)) rc = colo_error_set(err, COLO_EIO, path, lineno, NULL, "read error");
+    if (!rc && t->n_ops == 0)
+        rc = colo_error_set(err, COLO_EPARSE, path, lineno, NULL, "no kernel rows");
+    return rc;
+}
+
+int colo_import_orion(const char *csv_path, const char *model, int batch, const char *gpu,
+                      colo_trace_t **out, colo_error_t *err)
+{
+    *out = NULL;
+    FILE *f = fopen(csv_path, "r");
+    if (!f)
+        return colo_error_set(err, COLO_EIO, csv_path, 0, NULL, "cannot open: %s", strerror(errno));
+    colo_trace_t *t = colo_trace_new(model, batch, gpu);
+    int rc = t ? read_rows(f, csv_path, t, err)
+               : colo_error_set(err, COLO_ENOMEM, csv_path, 0, NULL, "out of memory");
+    fclose(f);
+    if (!rc) {
+        const char *base = strrchr(csv_path, '/');
+        base = base ? base + 1 : csv_path;
+        char src[512];
+        snprintf(src, sizeof src, "Orion (Strati et al., EuroSys'24) per-kernel inference profile %s",
+                 base);
+        int bad = json_object_set_new(t->provenance, "source", json_string(src));
+        bad |= json_object_set_new(t->provenance, "measured_on", json_string(gpu));
+        bad |= json_object_set_new(t->provenance, "license",
+                                   json_string("MIT, Copyright (c) 2023 - present ETH Zurich"));
+        bad |= json_object_set_new(t->provenance, "converted_by",
+                                   json_string("colosim import orion"));
+        bad |= json_object_set_new(
+            t->provenance, "notes",
+            json_string("grid = SM_usage (thread blocks); class from Profile; block size, "
+                        "registers, shared memory, copies and host gaps were not recorded"));
+        if (bad) rc = colo_error_set(err, COLO_ENOMEM, csv_path, 0, NULL, "out of memory");
+    }
+    if (rc) {
+        colo_trace_free(t);
+        return rc;
+    }
+    colo_trace_summarise(t);
+    *out = t;
+    return 0;
+}
+
+int colo_orion_guess_name(const char *path, char *buf, size_t n)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    /* MODEL_BATCH_fwd.csv: the batch is the last all-digit part before "_fwd" */
+    const char *fwd = strstr(base, "_fwd");
+    if (!fwd) return 0;
+    const char *u = fwd;
+    while (u > base && isdigit((unsigned char)u[-1])) u--;
+    if (u == fwd || u == base || u[-1] != '_') return 0;
+    size_t mlen = (size_t)(u - 1 - base);
+    if (mlen + 1 > n) return 0;
+    memcpy(buf, base, mlen);
+    buf[mlen] = '\0';
+    return atoi(u);
+}

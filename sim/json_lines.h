@@ -1,0 +1,19 @@
+/* json_lines.h: line numbers of array elements in JSON text, for error messages.
+ * Jansson reports where a syntax error is but not where a valid value sits; this small scanner
+ * recovers the line of each element of one top-level array so that "ops[12]: ..." can say
+ * "trace.json:57: ops[12].duration_ns: ...". */
+#ifndef COLO_JSON_LINES_H
+#define COLO_JSON_LINES_H
+
+#include <stddef.h>
+
+/* For the member key of the top-level object whose value is an array, writes into *lines a new
+ * array (colo_free) with the 1-based line where each element starts, and its length into *n.
+ * Returns 0, COLO_ENOENT when there is no such array, or COLO_ENOMEM. The text must already be
+ * valid JSON (parse it with Jansson first); the scanner does not validate. O(len). */
+int colo_json_element_lines(const char *text, size_t len, const char *key, int **lines, size_t *n);
+
+/* Line (1-based) where the top-level member key is written, or 0 when absent. O(len). */
+int colo_json_key_line(const char *text, size_t len, const char *key);
+
+#endif

@@ -1,0 +1,444 @@
+/* trace.c: reading, validating and writing kernel traces. */
+#include "trace.h"
+#include "alloc.h"
+#include "atomic_file.h"
+#include "json_lines.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+const char *colo_kclass_name(colo_kclass_t c)
+{
+    return c == COLO_KCLASS_COMPUTE ? "compute" : c == COLO_KCLASS_MEMORY ? "memory" : "unknown";
+}
+
+const char *colo_copy_dir_name(colo_copy_dir_t d)
+{
+    return d == COLO_COPY_H2D ? "h2d" : "d2h";
+}
+
+colo_trace_t *colo_trace_new(const char *model, int batch, const char *gpu)
+{
+    colo_trace_t *t = colo_calloc(1, sizeof *t);
+    if (!t) return NULL;
+    t->batch = batch;
+    t->model = colo_strdup(model);
+    t->gpu = colo_strdup(gpu);
+    t->provenance = json_object();
+    if (!t->model || !t->gpu || !t->provenance) {
+        colo_trace_free(t);
+        return NULL;
+    }
+    return t;
+}
+
+int colo_trace_append(colo_trace_t *t, const colo_op_t *op)
+{
+    if (colo_grow((void **)&t->ops, &t->cap_ops, t->n_ops + 1, sizeof *t->ops)) return COLO_ENOMEM;
+    colo_op_t *d = &t->ops[t->n_ops];
+    *d = *op;
+    d->name = NULL;
+    if (op->name && !(d->name = colo_strdup(op->name))) return COLO_ENOMEM;
+    t->n_ops++;
+    return 0;
+}
+
+void colo_trace_summarise(colo_trace_t *t)
+{
+    t->n_kernels = t->n_copies = 0;
+    t->kernel_time = 0;
+    t->copy_bytes[0] = t->copy_bytes[1] = 0;
+    for (size_t i = 0; i < t->n_ops; i++) {
+        const colo_op_t *op = &t->ops[i];
+        if (op->type == COLO_OP_KERNEL) {
+            t->n_kernels++;
+            t->kernel_time += op->duration;
+        } else {
+            t->n_copies++;
+            t->copy_bytes[op->dir] += op->bytes;
+        }
+    }
+}
+
+void colo_trace_free(colo_trace_t *t)
+{
+    if (!t) return;
+    for (size_t i = 0; i < t->n_ops; i++) colo_free(t->ops[i].name);
+    colo_free(t->ops);
+    colo_free(t->path);
+    colo_free(t->model);
+    colo_free(t->gpu);
+    json_decref(t->provenance);
+    colo_free(t);
+}
+
+/* ---- reading ---- */
+
+struct reader {
+    const char *path;
+    colo_error_t *err;
+    const int *lines; /* line of each op, or NULL */
+    size_t n_lines;
+    const char *text; /* the file, for the lines of top-level keys */
+    size_t len;
+};
+
+static int op_error(const struct reader *r, size_t i, const char *member, int code,
+                    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static int op_error(const struct reader *r, size_t i, const char *member, int code,
+                    const char *fmt, ...)
+{
+    char key[128], text[512];
+    if (member)
+        snprintf(key, sizeof key, "ops[%zu].%s", i, member);
+    else
+        snprintf(key, sizeof key, "ops[%zu]", i);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    int line = (r->lines && i < r->n_lines) ? r->lines[i] : 0;
+    return colo_error_set(r->err, code, r->path, line, key, "%s", text);
+}
+
+/* The first key of obj not in allowed (NULL-terminated), or NULL. */
+static const char *unknown_key(json_t *obj, const char *const *allowed)
+{
+    const char *k;
+    json_t *v;
+    json_object_foreach(obj, k, v) {
+        int ok = 0;
+        for (const char *const *a = allowed; *a; a++)
+            if (strcmp(*a, k) == 0) ok = 1;
+        if (!ok) return k;
+    }
+    return NULL;
+}
+
+static int check_keys(const struct reader *r, size_t i, json_t *obj, const char *const *allowed)
+{
+    const char *k = unknown_key(obj, allowed);
+    return k ? op_error(r, i, k, COLO_EINVAL, "unknown key") : 0;
+}
+
+/* Optional non-negative number; *out keeps its value when absent. */
+static int get_number(const struct reader *r, size_t i, json_t *obj, const char *key, int required,
+                      double *out)
+{
+    json_t *v = json_object_get(obj, key);
+    if (!v) return required ? op_error(r, i, key, COLO_EINVAL, "missing (required)") : 0;
+    if (!json_is_number(v)) return op_error(r, i, key, COLO_EINVAL, "must be a number");
+    double d = json_number_value(v);
+    if (!isfinite(d) || d < 0)
+        return op_error(r, i, key, COLO_ERANGE, "must be a non-negative number (got %g)", d);
+    *out = d;
+    return 0;
+}
+
+static int get_int_field(const struct reader *r, size_t i, json_t *obj, const char *key,
+                         long long max, int *out)
+{
+    json_t *v = json_object_get(obj, key);
+    if (!v) return 0;
+    if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > max)
+        return op_error(r, i, key, COLO_EINVAL, "must be an integer from 0 to %lld", max);
+    *out = (int)json_integer_value(v);
+    return 0;
+}
+
+/* grid / block: one positive integer or an array of 1 to 3. */
+static int get_dim3(const struct reader *r, size_t i, json_t *obj, const char *key, int required,
+                    unsigned dim[3])
+{
+    json_t *v = json_object_get(obj, key);
+    if (!v) return required ? op_error(r, i, key, COLO_EINVAL, "missing (required)") : 0;
+    dim[0] = dim[1] = dim[2] = 1;
+    size_t n = json_is_array(v) ? json_array_size(v) : 1;
+    if (n < 1 || n > 3) return op_error(r, i, key, COLO_EINVAL, "must have 1 to 3 dimensions");
+    for (size_t d = 0; d < n; d++) {
+        json_t *e = json_is_array(v) ? json_array_get(v, d) : v;
+        if (!json_is_integer(e) || json_integer_value(e) < 1 ||
+            json_integer_value(e) > 0x7fffffff)
+            return op_error(r, i, key, COLO_EINVAL, "dimensions must be positive integers");
+        dim[d] = (unsigned)json_integer_value(e);
+    }
+    return 0;
+}
+
+static int read_kernel(const struct reader *r, size_t i, json_t *o, colo_op_t *op)
+{
+    static const char *const keys[] = {"type", "name", "grid", "block", "registers",
+                                       "shared_bytes", "duration_ns", "class", "dram_bytes",
+                                       "l2_bytes", "flops", "gap_ns", NULL};
+    int rc = check_keys(r, i, o, keys);
+    if (rc) return rc;
+    json_t *name = json_object_get(o, "name");
+    if (!json_is_string(name) || !json_string_length(name))
+        return op_error(r, i, "name", COLO_EINVAL, "missing or not a non-empty string");
+    op->type = COLO_OP_KERNEL;
+    op->registers = op->shared_bytes = -1;
+    op->dram_bytes = op->l2_bytes = op->flops = -1;
+    double dur = 0, gap = 0;
+    if ((rc = get_dim3(r, i, o, "grid", 1, op->grid)) ||
+        (rc = get_dim3(r, i, o, "block", 0, op->block)) ||
+        (rc = get_int_field(r, i, o, "registers", 255, &op->registers)) ||
+        (rc = get_int_field(r, i, o, "shared_bytes", 0x7fffffff, &op->shared_bytes)) ||
+        (rc = get_number(r, i, o, "duration_ns", 1, &dur)) ||
+        (rc = get_number(r, i, o, "gap_ns", 0, &gap)) ||
+        (rc = get_number(r, i, o, "dram_bytes", 0, &op->dram_bytes)) ||
+        (rc = get_number(r, i, o, "l2_bytes", 0, &op->l2_bytes)) ||
+        (rc = get_number(r, i, o, "flops", 0, &op->flops)))
+        return rc;
+    if (!(dur >= 0.5))
+        return op_error(r, i, "duration_ns", COLO_ERANGE, "must be at least 1 ns (got %g)", dur);
+    if (dur > 1e15 || gap > 1e15)
+        return op_error(r, i, dur > 1e15 ? "duration_ns" : "gap_ns", COLO_ERANGE,
+                        "is longer than 11 days; not a kernel");
+    op->duration = colo_time_from_ns(dur);
+    op->gap = colo_time_from_ns(gap);
+    json_t *cls = json_object_get(o, "class");
+    if (cls) {
+        const char *c = json_string_value(cls);
+        if (c && strcmp(c, "compute") == 0) op->kclass = COLO_KCLASS_COMPUTE;
+        else if (c && strcmp(c, "memory") == 0) op->kclass = COLO_KCLASS_MEMORY;
+        else if (c && strcmp(c, "unknown") == 0) op->kclass = COLO_KCLASS_UNKNOWN;
+        else return op_error(r, i, "class", COLO_EINVAL, "must be \"compute\", \"memory\" or \"unknown\"");
+    }
+    if (!(op->name = colo_strdup(json_string_value(name)))) return COLO_ENOMEM;
+    return 0;
+}
+
+static int read_copy(const struct reader *r, size_t i, json_t *o, colo_op_t *op)
+{
+    static const char *const keys[] = {"type", "direction", "bytes", "gap_ns", NULL};
+    int rc = check_keys(r, i, o, keys);
+    if (rc) return rc;
+    op->type = COLO_OP_COPY;
+    const char *d = json_string_value(json_object_get(o, "direction"));
+    if (d && strcmp(d, "h2d") == 0) op->dir = COLO_COPY_H2D;
+    else if (d && strcmp(d, "d2h") == 0) op->dir = COLO_COPY_D2H;
+    else return op_error(r, i, "direction", COLO_EINVAL, "must be \"h2d\" or \"d2h\"");
+    json_t *b = json_object_get(o, "bytes");
+    if (!json_is_integer(b) || json_integer_value(b) < 1)
+        return op_error(r, i, "bytes", COLO_EINVAL, "missing or not a positive integer");
+    op->bytes = (long long)json_integer_value(b);
+    double gap = 0;
+    if ((rc = get_number(r, i, o, "gap_ns", 0, &gap))) return rc;
+    if (gap > 1e15) return op_error(r, i, "gap_ns", COLO_ERANGE, "is longer than 11 days");
+    op->gap = colo_time_from_ns(gap);
+    return 0;
+}
+
+static int top_error(const struct reader *r, const char *key, const char *what)
+{
+    int line = key ? colo_json_key_line(r->text, r->len, key) : 0;
+    return colo_error_set(r->err, COLO_EINVAL, r->path, line, key, "%s", what);
+}
+
+static int read_trace(const struct reader *r, json_t *root, colo_trace_t *t)
+{
+    static const char *const keys[] = {"colosim_trace", "model", "batch", "gpu", "provenance",
+                                       "ops", NULL};
+    if (!json_is_object(root)) return top_error(r, NULL, "a trace must be a JSON object");
+    json_t *ver = json_object_get(root, "colosim_trace");
+    if (!json_is_integer(ver))
+        return top_error(r, "colosim_trace",
+                         "missing: not a colosim trace (convert other formats with colosim import)");
+    if (json_integer_value(ver) != COLO_TRACE_FORMAT_VERSION)
+        return colo_error_set(r->err, COLO_EUNSUPPORTED, r->path,
+                              colo_json_key_line(r->text, r->len, "colosim_trace"), "colosim_trace",
+                              "format version %lld; this colosim reads version %d",
+                              (long long)json_integer_value(ver), COLO_TRACE_FORMAT_VERSION);
+    const char *unknown = unknown_key(root, keys);
+    if (unknown) return top_error(r, unknown, "unknown key");
+    const char *model = json_string_value(json_object_get(root, "model"));
+    const char *gpu = json_string_value(json_object_get(root, "gpu"));
+    json_t *batch = json_object_get(root, "batch");
+    json_t *prov = json_object_get(root, "provenance");
+    json_t *ops = json_object_get(root, "ops");
+    if (!model || !*model) return top_error(r, "model", "missing or not a non-empty string");
+    if (!gpu || !*gpu) return top_error(r, "gpu", "missing or not a non-empty string");
+    if (!json_is_integer(batch) || json_integer_value(batch) < 1 ||
+        json_integer_value(batch) > 1000000)
+        return top_error(r, "batch", "missing or not a positive integer");
+    if (!json_is_object(prov) || !json_is_string(json_object_get(prov, "source")))
+        return top_error(r, "provenance", "missing, or has no \"source\" string");
+    if (!json_is_array(ops) || json_array_size(ops) == 0)
+        return top_error(r, "ops", "missing or empty: a trace needs at least one kernel");
+    if (!(t->model = colo_strdup(model)) || !(t->gpu = colo_strdup(gpu))) return COLO_ENOMEM;
+    t->batch = (int)json_integer_value(batch);
+    t->gpu_line = colo_json_key_line(r->text, r->len, "gpu");
+    t->provenance = json_incref(prov);
+
+    size_t n = json_array_size(ops);
+    t->ops = colo_calloc(n, sizeof *t->ops);
+    if (!t->ops) return COLO_ENOMEM;
+    t->cap_ops = n;
+    for (size_t i = 0; i < n; i++) {
+        json_t *o = json_array_get(ops, i);
+        if (!json_is_object(o)) return op_error(r, i, NULL, COLO_EINVAL, "must be an object");
+        const char *type = json_string_value(json_object_get(o, "type"));
+        int rc;
+        t->n_ops = i + 1; /* so a partly read op is freed */
+        if (type && strcmp(type, "kernel") == 0) rc = read_kernel(r, i, o, &t->ops[i]);
+        else if (type && strcmp(type, "copy") == 0) rc = read_copy(r, i, o, &t->ops[i]);
+        else rc = op_error(r, i, "type", COLO_EINVAL, "must be \"kernel\" or \"copy\"");
+        if (rc) return rc;
+    }
+    colo_trace_summarise(t);
+    if (t->n_kernels == 0) return top_error(r, "ops", "has no kernels");
+    return 0;
+}
+
+static int read_all(const char *path, char **buf, size_t *len, colo_error_t *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return colo_error_set(err, COLO_EIO, path, 0, NULL, "cannot open: %s", strerror(errno));
+    size_t cap = 0, n = 0;
+    char *b = NULL;
+    for (;;) {
+        if (colo_grow((void **)&b, &cap, n + 65536, 1)) {
+            colo_free(b);
+            fclose(f);
+            return colo_error_set(err, COLO_ENOMEM, path, 0, NULL, "out of memory");
+        }
+        size_t got = fread(b + n, 1, cap - n, f);
+        n += got;
+        if (got == 0) break;
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        colo_free(b);
+        return colo_error_set(err, COLO_EIO, path, 0, NULL, "read error");
+    }
+    *buf = b;
+    *len = n;
+    return 0;
+}
+
+int colo_trace_load(const char *path, colo_trace_t **out, colo_error_t *err)
+{
+    *out = NULL;
+    char *buf = NULL;
+    size_t len = 0;
+    int rc = read_all(path, &buf, &len, err);
+    if (rc) return rc;
+    json_error_t jerr;
+    json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!root) {
+        colo_free(buf);
+        return colo_error_set(err, COLO_EPARSE, path, jerr.line > 0 ? jerr.line : 0, NULL,
+                              "JSON error: %s", jerr.text);
+    }
+    int *lines = NULL;
+    size_t n_lines = 0;
+    rc = colo_json_element_lines(buf, len, "ops", &lines, &n_lines);
+    if (rc == COLO_ENOMEM) {
+        colo_free(buf);
+        json_decref(root);
+        return colo_error_set(err, rc, path, 0, NULL, "out of memory");
+    }
+    struct reader r = {path, err, lines, n_lines, buf, len};
+    colo_trace_t *t = colo_calloc(1, sizeof *t);
+    rc = t ? read_trace(&r, root, t) : COLO_ENOMEM;
+    if (rc == 0 && !(t->path = colo_strdup(path))) rc = COLO_ENOMEM;
+    if (rc == COLO_ENOMEM) colo_error_set(err, rc, path, 0, NULL, "out of memory");
+    colo_free(lines);
+    colo_free(buf);
+    json_decref(root);
+    if (rc) {
+        colo_trace_free(t);
+        return rc;
+    }
+    *out = t;
+    return 0;
+}
+
+/* ---- writing ---- */
+
+static json_t *dim3_json(const unsigned d[3])
+{
+    if (d[1] == 1 && d[2] == 1) return json_integer(d[0]);
+    return json_pack("[III]", (json_int_t)d[0], (json_int_t)d[1], (json_int_t)d[2]);
+}
+
+static json_t *op_json(const colo_op_t *op)
+{
+    json_t *o = json_object();
+    if (!o) return NULL;
+    int bad = 0;
+    if (op->type == COLO_OP_COPY) {
+        bad |= json_object_set_new(o, "type", json_string("copy"));
+        bad |= json_object_set_new(o, "direction", json_string(colo_copy_dir_name(op->dir)));
+        bad |= json_object_set_new(o, "bytes", json_integer(op->bytes));
+    } else {
+        bad |= json_object_set_new(o, "type", json_string("kernel"));
+        bad |= json_object_set_new(o, "name", json_string(op->name));
+        bad |= json_object_set_new(o, "grid", dim3_json(op->grid));
+        if (op->block[0]) bad |= json_object_set_new(o, "block", dim3_json(op->block));
+        if (op->registers >= 0) bad |= json_object_set_new(o, "registers", json_integer(op->registers));
+        if (op->shared_bytes >= 0)
+            bad |= json_object_set_new(o, "shared_bytes", json_integer(op->shared_bytes));
+        bad |= json_object_set_new(o, "duration_ns", json_integer(op->duration));
+        bad |= json_object_set_new(o, "class", json_string(colo_kclass_name(op->kclass)));
+        if (op->dram_bytes >= 0) bad |= json_object_set_new(o, "dram_bytes", json_real(op->dram_bytes));
+        if (op->l2_bytes >= 0) bad |= json_object_set_new(o, "l2_bytes", json_real(op->l2_bytes));
+        if (op->flops >= 0) bad |= json_object_set_new(o, "flops", json_real(op->flops));
+    }
+    if (op->gap) bad |= json_object_set_new(o, "gap_ns", json_integer(op->gap));
+    if (bad) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+/* Writes prefix and v, indenting continuation lines by two spaces to sit inside the object. */
+static int dump_value(FILE *f, const char *prefix, json_t *v, size_t flags)
+{
+    char *s = v ? json_dumps(v, flags) : NULL;
+    if (!s) return COLO_ENOMEM;
+    fputs(prefix, f);
+    for (const char *c = s; *c; c++) {
+        fputc(*c, f);
+        if (*c == '\n') fputs("  ", f);
+    }
+    colo_free(s); /* Jansson allocates through colo_malloc (see colo_json_use_hooks) */
+    return 0;
+}
+
+int colo_trace_save(const colo_trace_t *t, const char *path, colo_error_t *err)
+{
+    colo_atomic_file_t af;
+    int rc = colo_atomic_open(&af, path, err);
+    if (rc) return rc;
+    FILE *f = af.f;
+    size_t compact = JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12);
+    fprintf(f, "{\n  \"colosim_trace\": %d,\n", COLO_TRACE_FORMAT_VERSION);
+    json_t *model = json_string(t->model), *gpu = json_string(t->gpu);
+    rc = dump_value(f, "  \"model\": ", model, JSON_ENCODE_ANY);
+    fprintf(f, ",\n  \"batch\": %d,\n", t->batch);
+    if (!rc) rc = dump_value(f, "  \"gpu\": ", gpu, JSON_ENCODE_ANY);
+    if (!rc) rc = dump_value(f, ",\n  \"provenance\": ", t->provenance,
+                             JSON_INDENT(4) | JSON_PRESERVE_ORDER);
+    json_decref(model);
+    json_decref(gpu);
+    fprintf(f, ",\n  \"ops\": [\n");
+    for (size_t i = 0; i < t->n_ops && !rc; i++) {
+        json_t *o = op_json(&t->ops[i]);
+        rc = dump_value(f, "    ", o, compact);
+        json_decref(o);
+        fprintf(f, "%s\n", i + 1 < t->n_ops ? "," : "");
+    }
+    fprintf(f, "  ]\n}\n");
+    if (rc) {
+        colo_atomic_abort(&af);
+        return colo_error_set(err, rc, path, 0, NULL, "out of memory");
+    }
+    return colo_atomic_commit(&af, err);
+}

@@ -1,0 +1,73 @@
+/* trace.h: kernel traces, one inference as an ordered list of kernels and copies (JSON). */
+#ifndef COLO_TRACE_H
+#define COLO_TRACE_H
+
+#include "errors.h"
+#include "simtime.h"
+
+#include <jansson.h>
+#include <stddef.h>
+
+#define COLO_TRACE_FORMAT_VERSION 1
+
+typedef enum { COLO_OP_KERNEL, COLO_OP_COPY } colo_op_type_t;
+
+/* What bounds a kernel, as the trace's source classified it. */
+typedef enum { COLO_KCLASS_UNKNOWN, COLO_KCLASS_COMPUTE, COLO_KCLASS_MEMORY } colo_kclass_t;
+
+typedef enum { COLO_COPY_H2D, COLO_COPY_D2H } colo_copy_dir_t;
+
+typedef struct colo_op {
+    colo_op_type_t type;
+    colo_time_t gap;          /* host time between the previous op's launch and this one's */
+    /* kernels */
+    char *name;
+    unsigned grid[3];         /* blocks */
+    unsigned block[3];        /* threads per block; all 0 when the source did not record it */
+    int registers;            /* per thread; -1 unknown */
+    int shared_bytes;         /* per block, static + dynamic; -1 unknown */
+    colo_time_t duration;     /* measured alone on the trace's GPU */
+    colo_kclass_t kclass;
+    double dram_bytes, l2_bytes, flops; /* -1 unknown */
+    /* copies */
+    colo_copy_dir_t dir;
+    long long bytes;
+} colo_op_t;
+
+typedef struct colo_trace {
+    char *path;               /* file it was read from, NULL if built in memory */
+    char *model;
+    int batch;
+    char *gpu;                /* name of the GPU description it was measured on */
+    int gpu_line;             /* line of "gpu" in the file, 0 when unknown */
+    json_t *provenance;       /* object; at least "source" */
+    size_t n_ops, cap_ops;
+    colo_op_t *ops;
+    /* derived when loaded (colo_trace_summarise) */
+    size_t n_kernels, n_copies;
+    colo_time_t kernel_time;  /* sum of kernel durations */
+    long long copy_bytes[2];  /* by direction */
+} colo_trace_t;
+
+/* Reads and validates a trace file. Errors carry the file, the line of the offending op when
+ * known, and the key ("ops[12].duration_ns"). *out is new (colo_trace_free). */
+int colo_trace_load(const char *path, colo_trace_t **out, colo_error_t *err);
+
+/* Writes a trace atomically, one op per line. 0 or a negative code with err set. */
+int colo_trace_save(const colo_trace_t *t, const char *path, colo_error_t *err);
+
+/* A new empty trace with the given identity (all strings copied). NULL when out of memory. */
+colo_trace_t *colo_trace_new(const char *model, int batch, const char *gpu);
+
+/* Appends a copy of op (its name is copied). 0 or COLO_ENOMEM. Amortised O(1). */
+int colo_trace_append(colo_trace_t *t, const colo_op_t *op);
+
+/* Recomputes the derived counts and totals. O(n_ops). */
+void colo_trace_summarise(colo_trace_t *t);
+
+void colo_trace_free(colo_trace_t *t);
+
+const char *colo_kclass_name(colo_kclass_t c);
+const char *colo_copy_dir_name(colo_copy_dir_t d);
+
+#endif
