@@ -1,0 +1,484 @@
+/* cli.c: the colosim command: run, check, gpus, import, version, help. */
+#include "alloc.h"
+#include "errors.h"
+#include "gpu.h"
+#include "import_orion.h"
+#include "results.h"
+#include "scenario.h"
+#include "serving.h"
+#include "version.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <gsl/gsl_errno.h>
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Exit statuses: 0 success, 1 failure while running (out of memory, cannot write output),
+ * 2 bad input or usage (nothing written). */
+enum { EXIT_INPUT = 2 };
+
+static const char usage_main[] =
+    "usage: colosim COMMAND [ARGS]\n"
+    "\n"
+    "Simulates DNN inference services sharing one NVIDIA GPU.\n"
+    "\n"
+    "commands:\n"
+    "  run FILE      simulate a scenario, print a summary table, optionally write results JSON\n"
+    "  check FILE    validate a scenario and print the set-up it resolves to\n"
+    "  gpus [NAME]   list the GPU descriptions, or print one with its MIG profiles\n"
+    "  trace FILE    validate a kernel trace and summarise it\n"
+    "  import orion CSV -o TRACE.json\n"
+    "                convert an Orion per-kernel profile into a colosim trace\n"
+    "  version       print the version\n"
+    "  help [COMMAND]\n"
+    "\n"
+    "Exit status: 0 success, 1 failure while running, 2 bad input or usage.\n"
+    "GPU descriptions are searched in $COLOSIM_GPU_PATH, then " COLO_SOURCE_GPU_DIR ",\n"
+    "then " COLO_INSTALL_GPU_DIR ".\n";
+
+static const char usage_run[] =
+    "usage: colosim run FILE [-o OUT.json] [--seed N] [--set KEY=VALUE ...] [-q]\n"
+    "\n"
+    "Simulates the scenario in FILE (libconfig; see docs/scenarios.md) and prints a per-tenant\n"
+    "latency table.\n"
+    "\n"
+    "  -o, --output OUT.json  write the results (docs/results.md) to OUT.json, atomically;\n"
+    "                         '-' writes them to standard output and implies --quiet\n"
+    "      --seed N           use seed N instead of the scenario's seed\n"
+    "      --set KEY=VALUE    override any single value of the scenario, e.g.\n"
+    "                         --set sharing.timeslice=short  --set duration_s=60\n"
+    "                         --set tenants.resnet50.arrival.rate=300  (a tenant by name or [N])\n"
+    "  -q, --quiet            do not print the table\n";
+
+static const char usage_check[] =
+    "usage: colosim check FILE [--seed N] [--set KEY=VALUE ...]\n"
+    "\n"
+    "Validates the scenario in FILE, with the same overrides as run, and prints the set-up it\n"
+    "resolves to: GPU, sharing, each tenant's trace, its time alone on the GPU and the load it\n"
+    "offers. Prints FILE:LINE: KEY: PROBLEM and exits 2 when something is wrong.\n";
+
+static const char usage_gpus[] =
+    "usage: colosim gpus [NAME]\n"
+    "\n"
+    "Without NAME, lists the GPU descriptions found. With NAME (or a path to a .cfg file),\n"
+    "prints that GPU's parameters and its MIG profiles with their placements.\n";
+
+static const char usage_trace[] =
+    "usage: colosim trace FILE\n"
+    "\n"
+    "Validates a kernel trace (docs/traces.md) and prints what it holds: model, batch, the GPU\n"
+    "it was measured on, kernels and copies, total kernel time, and its provenance.\n";
+
+static const char usage_import[] =
+    "usage: colosim import orion CSV -o TRACE.json [--model NAME] [--batch N] [--gpu NAME]\n"
+    "\n"
+    "Converts an Orion (EuroSys'24) per-kernel profile CSV into a colosim trace.\n"
+    "Model and batch default to what the file name says (resnet50_4_fwd.csv: resnet50, 4);\n"
+    "the GPU defaults to v100-sxm2, where Orion's published profiles were measured.\n";
+
+static void print_error(const colo_error_t *e)
+{
+    char buf[2048];
+    colo_error_format(e, buf, sizeof buf);
+    fprintf(stderr, "%s\n", buf);
+}
+
+static int usage_error(const char *usage, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int usage_error(const char *usage, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "colosim: ");
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n%s", usage);
+    va_end(ap);
+    return EXIT_INPUT;
+}
+
+static int exit_for(int rc)
+{
+    return (rc == COLO_ENOMEM || rc == COLO_EIO) ? 1 : EXIT_INPUT;
+}
+
+/* Options shared by run and check. */
+struct scenario_opts {
+    const char *file;
+    const char *output;
+    const char **sets;
+    size_t n_sets;
+    char seed_set[64];
+    int quiet;
+};
+
+static int parse_scenario_opts(int argc, char **argv, const char *usage, int allow_output,
+                               struct scenario_opts *o)
+{
+    static const struct option longopts[] = {
+        {"output", required_argument, NULL, 'o'}, {"seed", required_argument, NULL, 'S'},
+        {"set", required_argument, NULL, 's'},    {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
+    };
+    memset(o, 0, sizeof *o);
+    o->sets = colo_calloc((size_t)argc + 1, sizeof *o->sets);
+    if (!o->sets) return 1;
+    const char *seed = NULL;
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, allow_output ? "o:qh" : "h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'o': o->output = optarg; break;
+        case 'q': o->quiet = 1; break;
+        case 'S': seed = optarg; break;
+        case 's': o->sets[o->n_sets++] = optarg; break;
+        case 'h': fputs(usage, stdout); return -1;
+        default:
+            return usage_error(usage, "unknown or incomplete option '%s'", argv[optind - 1]);
+        }
+    }
+    if (!allow_output && (o->output || o->quiet))
+        return usage_error(usage, "%s", "check takes no output options");
+    if (optind != argc - 1)
+        return usage_error(usage, "%s", optind >= argc ? "a scenario FILE is required"
+                                                        : "exactly one scenario FILE, please");
+    o->file = argv[optind];
+    if (seed) {
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(seed, &end, 10);
+        if (errno || end == seed || *end || seed[0] == '-')
+            return usage_error(usage, "--seed takes a non-negative integer, not '%s'", seed);
+        snprintf(o->seed_set, sizeof o->seed_set, "seed=%llu", v);
+        o->sets[o->n_sets++] = o->seed_set;
+    }
+    if (o->output && strcmp(o->output, "-") == 0) o->quiet = 1;
+    return 0;
+}
+
+/* Parses run/check arguments and loads the scenario. Returns -1 when the command should go on
+ * (o and *sc set; the caller frees both), otherwise the exit status to return at once. */
+static int open_scenario(int argc, char **argv, const char *usage, int allow_output,
+                         struct scenario_opts *o, colo_scenario_t **sc)
+{
+    *sc = NULL;
+    int rc = parse_scenario_opts(argc, argv, usage, allow_output, o);
+    if (rc) {
+        colo_free(o->sets);
+        return rc < 0 ? 0 : rc;
+    }
+    colo_error_t err;
+    colo_error_clear(&err);
+    rc = colo_scenario_load(o->file, o->sets, o->n_sets, sc, &err);
+    if (rc) {
+        print_error(&err);
+        colo_free(o->sets);
+        return exit_for(rc);
+    }
+    return -1;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+    struct scenario_opts o;
+    colo_scenario_t *sc;
+    int status = open_scenario(argc, argv, usage_run, 1, &o, &sc);
+    if (status >= 0) return status;
+    colo_error_t err;
+    colo_error_clear(&err);
+    colo_sim_t *sim = NULL;
+    json_t *res = NULL;
+    int rc = colo_sim_new(sc, &sim, &err);
+    if (!rc) rc = colo_sim_run(sim, &err);
+    if (!rc && !(res = colo_results_json(sim, o.sets, o.n_sets)))
+        rc = colo_error_set(&err, COLO_ENOMEM, o.file, 0, NULL, "out of memory");
+    if (!rc && o.output) rc = colo_results_write(res, o.output, &err);
+    status = 0;
+    if (rc) {
+        print_error(&err);
+        status = exit_for(rc);
+    } else if (!o.quiet) {
+        colo_results_print(res, stdout);
+        if (o.output) printf("results written to %s\n", o.output);
+    }
+    json_decref(res);
+    colo_sim_free(sim);
+    colo_scenario_free(sc);
+    colo_free(o.sets);
+    return status;
+}
+
+static int cmd_check(int argc, char **argv)
+{
+    struct scenario_opts o;
+    colo_scenario_t *sc;
+    int status = open_scenario(argc, argv, usage_check, 0, &o, &sc);
+    if (status >= 0) return status;
+    colo_free(o.sets);
+    const colo_gpu_t *g = sc->gpu;
+    printf("scenario  %s%s%s\n", sc->path, sc->description ? ": " : "",
+           sc->description ? sc->description : "");
+    printf("gpu       %s (%s), from %s\n", g->name, g->full_name, g->path);
+    printf("run       seed %llu; arrivals for %.3g s, measured after %.3g s warm-up; up to %.3g s "
+           "drain\n",
+           (unsigned long long)sc->seed, COLO_TO_S(sc->duration), COLO_TO_S(sc->warmup),
+           COLO_TO_S(sc->drain));
+    printf("sharing   %s: %s time slice %.0f us, context switch %.0f us\n",
+           colo_share_mode_name(sc->sharing.mode), sc->sharing.timeslice_name,
+           (double)sc->sharing.timeslice / 1e3, (double)sc->sharing.switch_cost / 1e3);
+    printf("tenants   %zu\n", sc->n_tenants);
+    double total = 0;
+    for (size_t i = 0; i < sc->n_tenants; i++) {
+        const colo_tenant_cfg_t *t = &sc->tenants[i];
+        const colo_trace_t *tr = t->trace;
+        colo_time_t alone = colo_isolated_latency(t, g, NULL);
+        double load = t->arrival.rate * COLO_TO_S(alone);
+        total += load;
+        printf("  %-14s trace %s\n", t->name, t->trace_path);
+        printf("  %-14s   %s, batch %d: %zu kernels, %zu copies, measured on %s\n", "",
+               tr->model, tr->batch, tr->n_kernels, tr->n_copies, tr->gpu);
+        printf("  %-14s   alone on %s: %.3f ms per request (kernels on %s: %.3f ms)\n", "",
+               g->name, COLO_TO_MS(alone), tr->gpu, COLO_TO_MS(tr->kernel_time));
+        char slo[32] = "none";
+        if (t->slo > 0) snprintf(slo, sizeof slo, "%.6g ms", t->slo_ms);
+        printf("  %-14s   arrivals %s at %.6g/s; SLO %s; offered load %.1f %% of the GPU\n", "",
+               t->arrival.ops->name, t->arrival.rate, slo, 100 * load);
+    }
+    printf("offered   %.1f %% of the GPU in total%s\n", 100 * total,
+           total >= 1 ? " (over 100 %: queues grow without bound under any sharing)" : "");
+    printf("ok\n");
+    colo_scenario_free(sc);
+    return 0;
+}
+
+static void print_gpu(const colo_gpu_t *g)
+{
+    printf("%s: %s (%s, compute capability %s)\n", g->name, g->full_name, g->arch,
+           g->compute_capability);
+    printf("  file        %s\n", g->path);
+    printf("  SMs         %d at %.0f MHz; per SM %d threads, %d warps, %d blocks, %d registers, "
+           "%d KB shared\n",
+           g->sm.count, g->sm.clock_mhz, g->sm.max_threads, g->sm.max_warps, g->sm.max_blocks,
+           g->sm.registers, g->sm.shared_bytes / 1024);
+    printf("  compute     FP32 %.1f TFLOPS, FP16 tensor (dense) %.1f TFLOPS, at %.0f MHz\n",
+           colo_gpu_sm_fp32_rate(g) * g->sm.count / 1e3,
+           g->sm.clock_mhz * 1e6 * g->sm.tensor_fp16_flops_per_clock * g->sm.count / 1e12,
+           g->sm.clock_mhz);
+    printf("  L2          %.1f MB in %d slices, %d partition%s, ", (double)g->l2.bytes / 1048576.0,
+           g->l2.slices, g->l2.partitions, g->l2.partitions == 1 ? "" : "s");
+    if (g->l2.bandwidth_gbps > 0) printf("%.0f GB/s\n", g->l2.bandwidth_gbps);
+    else printf("bandwidth unknown\n");
+    printf("  memory      %.0f GiB %s, %d channels, %.1f GB/s peak, %.0f %% achievable "
+           "(%.0f GB/s)\n",
+           g->memory.size_gib, g->memory.type, g->memory.channels, g->memory.peak_gbps,
+           100 * g->memory.achievable_fraction, colo_gpu_dram_rate(g));
+    if (g->pcie.generation > 0)
+        printf("  host link   PCIe gen %d x%d: ", g->pcie.generation, g->pcie.lanes);
+    else
+        printf("  host link   integrated (unified memory), copies ");
+    printf("H2D %.1f GB/s, D2H %.1f GB/s, %.0f us per transfer, %d copy engines\n",
+           g->pcie.h2d_gbps, g->pcie.d2h_gbps, g->pcie.latency_us, g->pcie.copy_engines);
+    printf("  launch      %.1f us host, %.1f us to start\n", g->launch.host_us, g->launch.start_us);
+    printf("  time slice  default %.0f us, short %.0f, medium %.0f, long %.0f; switch %.0f us\n",
+           (double)g->timeslice.default_ns / 1e3, (double)g->timeslice.short_ns / 1e3,
+           (double)g->timeslice.medium_ns / 1e3, (double)g->timeslice.long_ns / 1e3,
+           (double)g->timeslice.switch_ns / 1e3);
+    printf("  MPS         %d clients (%d from CUDA 13.1), SM granularity %d\n", g->mps.max_clients,
+           g->mps.max_clients_cuda_13_1, g->mps.sm_granularity);
+    printf("  green ctx   at least %d SMs, in multiples of %d\n", g->green.min_sms,
+           g->green.alignment);
+    if (!g->mig.supported) {
+        printf("  MIG         not supported\n");
+        return;
+    }
+    printf("  MIG         %d compute slices, %d memory slices; placements are start slots on the "
+           "memory-slice axis\n",
+           g->mig.compute_slices, g->mig.memory_slices);
+    printf("    %-11s %3s %4s %8s %7s %5s %3s %5s %4s  %s\n", "profile", "id", "SMs", "mem GiB",
+           "mem/8", "L2/8", "CE", "media", "max", "placements (start:size)");
+    for (size_t i = 0; i < g->mig.n_profiles; i++) {
+        const colo_mig_profile_t *p = &g->mig.profiles[i];
+        printf("    %-11s %3d %4d %8.2f %7d %5d %3d %5s %4d  ", p->name, p->id, p->sms,
+               p->memory_gib, p->memory_slices, p->l2_eighths, p->copy_engines,
+               p->media ? "yes" : "no", p->max_count);
+        for (int k = 0; k < p->n_placements; k++)
+            printf("%s%d:%d", k ? " " : "", p->placements[k], p->memory_slices);
+        printf("\n");
+    }
+}
+
+static int cmd_gpus(int argc, char **argv)
+{
+    if (argc > 1 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
+        fputs(usage_gpus, stdout);
+        return 0;
+    }
+    if (argc > 2) return usage_error(usage_gpus, "%s", "at most one GPU name");
+    colo_error_t err;
+    colo_error_clear(&err);
+    if (argc == 2) {
+        colo_gpu_t *g;
+        int rc = colo_gpu_open(argv[1], NULL, &g, "colosim gpus", 0, NULL, &err);
+        if (rc) {
+            print_error(&err);
+            return exit_for(rc);
+        }
+        print_gpu(g);
+        colo_gpu_free(g);
+        return 0;
+    }
+    char **names;
+    size_t n;
+    if (colo_gpu_names(&names, &n)) {
+        fprintf(stderr, "colosim: out of memory\n");
+        return 1;
+    }
+    printf("%-11s %-30s %4s %9s %-6s %9s %6s  %s\n", "name", "GPU", "SMs", "memory", "", "DRAM GB/s",
+           "L2 MB", "MIG");
+    int status = 0;
+    for (size_t i = 0; i < n; i++) {
+        colo_gpu_t *g;
+        colo_error_clear(&err);
+        if (colo_gpu_open(names[i], NULL, &g, "colosim gpus", 0, NULL, &err)) {
+            print_error(&err);
+            status = EXIT_INPUT;
+            continue;
+        }
+        char mig[32] = "no";
+        if (g->mig.supported) snprintf(mig, sizeof mig, "%zu profiles", g->mig.n_profiles);
+        printf("%-11s %-30s %4d %5.0f GiB %-6s %9.0f %6.1f  %s\n", g->name, g->full_name,
+               g->sm.count, g->memory.size_gib, g->memory.type, g->memory.peak_gbps,
+               (double)g->l2.bytes / 1048576.0, mig);
+        colo_gpu_free(g);
+    }
+    colo_gpu_names_free(names, n);
+    if (n) printf("\ncolosim gpus NAME prints one in full, with its MIG profiles.\n");
+    return status;
+}
+
+static int cmd_trace(int argc, char **argv)
+{
+    if (argc == 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
+        fputs(usage_trace, stdout);
+        return 0;
+    }
+    if (argc != 2) return usage_error(usage_trace, "%s", "exactly one trace FILE, please");
+    colo_error_t err;
+    colo_error_clear(&err);
+    colo_trace_t *t;
+    int rc = colo_trace_load(argv[1], &t, &err);
+    if (rc) {
+        print_error(&err);
+        return exit_for(rc);
+    }
+    printf("%s: %s, batch %d, measured on %s\n", argv[1], t->model, t->batch, t->gpu);
+    printf("  %zu kernels, %.3f ms of kernel time; %zu copies (%lld bytes H2D, %lld bytes D2H)\n",
+           t->n_kernels, COLO_TO_MS(t->kernel_time), t->n_copies, t->copy_bytes[COLO_COPY_H2D],
+           t->copy_bytes[COLO_COPY_D2H]);
+    const char *k;
+    json_t *v;
+    json_object_foreach(t->provenance, k, v) {
+        char *s = json_dumps(v, JSON_ENCODE_ANY);
+        printf("  %-12s %s\n", k, json_is_string(v) ? json_string_value(v) : s ? s : "?");
+        colo_free(s);
+    }
+    colo_trace_free(t);
+    return 0;
+}
+
+static int cmd_import(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"output", required_argument, NULL, 'o'}, {"model", required_argument, NULL, 'm'},
+        {"batch", required_argument, NULL, 'b'},  {"gpu", required_argument, NULL, 'g'},
+        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
+    };
+    const char *out = NULL, *model = NULL, *gpu = "v100-sxm2";
+    long batch = 0;
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
+        char *end;
+        switch (c) {
+        case 'o': out = optarg; break;
+        case 'm': model = optarg; break;
+        case 'g': gpu = optarg; break;
+        case 'b':
+            batch = strtol(optarg, &end, 10);
+            if (*end || batch < 1 || batch > 1000000)
+                return usage_error(usage_import, "--batch takes a positive integer, not '%s'",
+                                   optarg);
+            break;
+        case 'h': fputs(usage_import, stdout); return 0;
+        default:
+            return usage_error(usage_import, "unknown or incomplete option '%s'", argv[optind - 1]);
+        }
+    }
+    if (argc - optind != 2 || strcmp(argv[optind], "orion") != 0)
+        return usage_error(usage_import, "%s", "expected: import orion CSV -o TRACE.json");
+    if (!out) return usage_error(usage_import, "%s", "-o TRACE.json is required");
+    const char *csv = argv[optind + 1];
+    char guessed[256];
+    int gb = colo_orion_guess_name(csv, guessed, sizeof guessed);
+    if (!model && gb) model = guessed;
+    if (!batch) batch = gb;
+    if (!model || !batch)
+        return usage_error(usage_import, "cannot tell model and batch from '%s': give --model "
+                                         "and --batch", csv);
+    colo_error_t err;
+    colo_error_clear(&err);
+    colo_gpu_t *g;
+    int rc = colo_gpu_open(gpu, NULL, &g, "--gpu", 0, NULL, &err);
+    colo_trace_t *t = NULL;
+    if (!rc) {
+        colo_gpu_free(g);
+        rc = colo_import_orion(csv, model, (int)batch, gpu, &t, &err);
+    }
+    if (!rc) rc = colo_trace_save(t, out, &err);
+    if (rc) {
+        print_error(&err);
+        colo_trace_free(t);
+        return exit_for(rc);
+    }
+    printf("%s: %s batch %d, %zu kernels, %.3f ms of kernels on %s -> %s\n", csv, t->model,
+           t->batch, t->n_kernels, COLO_TO_MS(t->kernel_time), t->gpu, out);
+    colo_trace_free(t);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    gsl_set_error_handler_off();
+    json_set_alloc_funcs(colo_malloc, colo_free);
+    if (argc < 2) {
+        fputs(usage_main, stderr);
+        return EXIT_INPUT;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "run") == 0) return cmd_run(argc - 1, argv + 1);
+    if (strcmp(cmd, "check") == 0) return cmd_check(argc - 1, argv + 1);
+    if (strcmp(cmd, "gpus") == 0) return cmd_gpus(argc - 1, argv + 1);
+    if (strcmp(cmd, "import") == 0) return cmd_import(argc - 1, argv + 1);
+    if (strcmp(cmd, "trace") == 0) return cmd_trace(argc - 1, argv + 1);
+    if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
+        printf("colosim %s\n", COLO_VERSION);
+        return 0;
+    }
+    if (strcmp(cmd, "help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0) {
+        const char *topic = argc > 2 ? argv[2] : "";
+        fputs(strcmp(topic, "run") == 0      ? usage_run
+              : strcmp(topic, "check") == 0  ? usage_check
+              : strcmp(topic, "gpus") == 0   ? usage_gpus
+              : strcmp(topic, "import") == 0 ? usage_import
+              : strcmp(topic, "trace") == 0  ? usage_trace
+                                             : usage_main,
+              stdout);
+        return 0;
+    }
+    fprintf(stderr, "colosim: unknown command '%s'\n\n%s", cmd, usage_main);
+    return EXIT_INPUT;
+}

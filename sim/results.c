@@ -1,0 +1,140 @@
+/* results.c: results JSON and the terminal summary. */
+#include "results.h"
+#include "atomic_file.h"
+#include "version.h"
+
+#include <string.h>
+
+static json_t *latency_json(const colo_latency_summary_t *s)
+{
+    return json_pack("{s:f,s:f,s:f,s:f,s:f,s:f}", "mean", s->mean_ms, "p50", s->p50_ms, "p90",
+                     s->p90_ms, "p99", s->p99_ms, "p999", s->p999_ms, "max", s->max_ms);
+}
+
+static double fraction(colo_time_t part, colo_time_t whole)
+{
+    return whole > 0 ? (double)part / (double)whole : 0.0;
+}
+
+static json_t *tenant_json(const colo_sim_t *sim, const colo_tenant_run_t *t)
+{
+    const colo_tenant_cfg_t *c = t->cfg;
+    colo_time_t window = sim->sc->duration - sim->sc->warmup;
+    colo_latency_summary_t lat;
+    if (colo_latency_summarise(&t->latency, &lat)) return NULL;
+    uint64_t in_flight = t->arrived - t->completed - t->dropped;
+    json_t *slo = c->slo > 0 ? json_real(c->slo_ms) : json_null();
+    json_t *att = (c->slo > 0 && t->arrived) ? json_real((double)t->slo_met / (double)t->arrived)
+                                             : json_null();
+    return json_pack("{s:s,s:s,s:i,s:s,s:{s:s,s:f},s:o,s:f,s:I,s:I,s:I,s:I,s:o,s:f,s:o,s:f}",
+                     "name", c->name, "model", c->trace->model, "batch", c->trace->batch, "trace",
+                     c->trace_path, "arrival", "process", c->arrival.ops->name, "rate",
+                     c->arrival.rate, "slo_ms", slo, "isolated_ms", COLO_TO_MS(t->isolated),
+                     "arrived", (json_int_t)t->arrived, "completed", (json_int_t)t->completed,
+                     "dropped", (json_int_t)t->dropped, "in_flight", (json_int_t)in_flight,
+                     "latency_ms", latency_json(&lat), "throughput_rps",
+                     (double)t->finished_in_window / COLO_TO_S(window), "slo_attainment", att,
+                     "gpu_share", fraction(sim->ts.ctx[t->idx].gpu_time, window));
+}
+
+json_t *colo_results_json(const colo_sim_t *sim, const char *const *overrides, size_t n)
+{
+    const colo_scenario_t *sc = sim->sc;
+    colo_time_t window = sc->duration - sc->warmup;
+    json_t *tenants = json_array(), *ovr = json_array();
+    for (size_t i = 0; i < sim->n && tenants; i++)
+        if (json_array_append_new(tenants, tenant_json(sim, &sim->t[i]))) {
+            json_decref(tenants);
+            tenants = NULL;
+        }
+    for (size_t i = 0; i < n && ovr; i++)
+        if (json_array_append_new(ovr, json_string(overrides[i]))) {
+            json_decref(ovr);
+            ovr = NULL;
+        }
+    if (!tenants || !ovr) {
+        json_decref(tenants);
+        json_decref(ovr);
+        return NULL;
+    }
+    json_t *sharing = json_pack(
+        "{s:s,s:s,s:f,s:f}", "mode", colo_share_mode_name(sc->sharing.mode), "timeslice",
+        sc->sharing.timeslice_name, "timeslice_us", (double)sc->sharing.timeslice / 1e3,
+        "switch_us", (double)sc->sharing.switch_cost / 1e3);
+    json_t *scenario = json_pack(
+        "{s:s,s:o,s:s,s:f,s:f,s:f,s:o,s:o}", "file", sc->path, "description",
+        sc->description ? json_string(sc->description) : json_null(), "gpu", sc->gpu->name,
+        "duration_s", COLO_TO_S(sc->duration), "warmup_s", COLO_TO_S(sc->warmup), "drain_s",
+        COLO_TO_S(sc->drain), "sharing", sharing, "overrides", ovr);
+    json_t *gpu = json_pack("{s:f,s:f,s:I,s:I}", "busy_fraction", fraction(sim->ts.busy, window),
+                            "switching_fraction", fraction(sim->ts.switching, window),
+                            "context_switches", (json_int_t)sim->ts.switches, "preemptions",
+                            (json_int_t)sim->ts.preemptions);
+    json_t *pcie = json_pack("{s:f,s:f}", "h2d_busy_fraction",
+                             fraction(sim->pcie[0].busy_time, window), "d2h_busy_fraction",
+                             fraction(sim->pcie[1].busy_time, window));
+    return json_pack("{s:{s:s,s:i},s:o,s:I,s:o,s:o,s:o,s:{s:I,s:f}}", "colosim", "version",
+                     COLO_VERSION, "results_format", 1, "scenario", scenario, "seed",
+                     (json_int_t)sc->seed, "tenants", tenants, "gpu", gpu, "pcie", pcie,
+                     "engine", "events", (json_int_t)sim->eq.popped, "simulated_s",
+                     COLO_TO_S(sim->last_event));
+}
+
+int colo_results_write(json_t *results, const char *path, colo_error_t *err)
+{
+    colo_atomic_file_t af;
+    int rc = colo_atomic_open(&af, path, err);
+    if (rc) return rc;
+    if (json_dumpf(results, af.f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10)) ||
+        fputc('\n', af.f) == EOF) {
+        colo_atomic_abort(&af);
+        return colo_error_set(err, COLO_EIO, path, 0, NULL, "cannot write results");
+    }
+    return colo_atomic_commit(&af, err);
+}
+
+static double num(json_t *o, const char *k)
+{
+    return json_number_value(json_object_get(o, k));
+}
+
+void colo_results_print(json_t *r, FILE *f)
+{
+    json_t *sc = json_object_get(r, "scenario"), *sh = json_object_get(sc, "sharing");
+    json_t *gpu = json_object_get(r, "gpu");
+    fprintf(f, "colosim %s: %s on %s, seed %lld\n",
+            json_string_value(json_object_get(json_object_get(r, "colosim"), "version")),
+            json_string_value(json_object_get(sc, "file")),
+            json_string_value(json_object_get(sc, "gpu")),
+            (long long)json_integer_value(json_object_get(r, "seed")));
+    fprintf(f, "sharing: %s (%s slice %.0f us, switch %.0f us); measured %.1f s after %.1f s warm-up\n\n",
+            json_string_value(json_object_get(sh, "mode")),
+            json_string_value(json_object_get(sh, "timeslice")), num(sh, "timeslice_us"),
+            num(sh, "switch_us"), num(sc, "duration_s") - num(sc, "warmup_s"),
+            num(sc, "warmup_s"));
+    fprintf(f, "%-16s %8s %7s %7s %5s %5s %8s | %8s %8s %8s %8s %8s | %7s %7s\n", "tenant",
+            "alone ms", "rate/s", "arrived", "drop", "left", "tput/s", "mean ms", "p50", "p90",
+            "p99", "p99.9", "SLO ms", "met %");
+    size_t i;
+    json_t *t;
+    json_array_foreach(json_object_get(r, "tenants"), i, t) {
+        json_t *lat = json_object_get(t, "latency_ms");
+        json_t *slo = json_object_get(t, "slo_ms"), *att = json_object_get(t, "slo_attainment");
+        char slo_s[16] = "-", att_s[16] = "-";
+        if (json_is_number(slo)) snprintf(slo_s, sizeof slo_s, "%.1f", json_number_value(slo));
+        if (json_is_number(att))
+            snprintf(att_s, sizeof att_s, "%.2f", 100.0 * json_number_value(att));
+        fprintf(f, "%-16.16s %8.3f %7.1f %7lld %5lld %5lld %8.1f | %8.3f %8.3f %8.3f %8.3f %8.3f | %7s %7s\n",
+                json_string_value(json_object_get(t, "name")), num(t, "isolated_ms"),
+                num(json_object_get(t, "arrival"), "rate"),
+                (long long)json_integer_value(json_object_get(t, "arrived")),
+                (long long)json_integer_value(json_object_get(t, "dropped")),
+                (long long)json_integer_value(json_object_get(t, "in_flight")),
+                num(t, "throughput_rps"), num(lat, "mean"), num(lat, "p50"), num(lat, "p90"),
+                num(lat, "p99"), num(lat, "p999"), slo_s, att_s);
+    }
+    fprintf(f, "\nGPU busy %.1f %%, switching %.1f %%, %lld context switches, %lld preemptions\n",
+            100.0 * num(gpu, "busy_fraction"), 100.0 * num(gpu, "switching_fraction"),
+            (long long)json_integer_value(json_object_get(gpu, "context_switches")),
+            (long long)json_integer_value(json_object_get(gpu, "preemptions")));
+}

@@ -1,0 +1,22 @@
+/* results.h: results of a run as JSON (docs/results.md) and as a table for the terminal. */
+#ifndef COLO_RESULTS_H
+#define COLO_RESULTS_H
+
+#include "errors.h"
+#include "serving.h"
+
+#include <jansson.h>
+#include <stdio.h>
+
+/* Builds the results object of a finished run. overrides (n of them) are recorded as given.
+ * Returns a new reference, or NULL when out of memory. Deterministic: the same run gives the
+ * same bytes when dumped with colo_results_write. */
+json_t *colo_results_json(const colo_sim_t *sim, const char *const *overrides, size_t n);
+
+/* Writes results atomically to path ("-": standard output). 0 or a negative code, err set. */
+int colo_results_write(json_t *results, const char *path, colo_error_t *err);
+
+/* Prints the per-tenant summary table of a results object. */
+void colo_results_print(json_t *results, FILE *f);
+
+#endif

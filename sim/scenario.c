@@ -1,0 +1,306 @@
+/* scenario.c: reading and validating scenario files. */
+#include "scenario.h"
+#include "alloc.h"
+#include "cfg.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <libconfig.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define REQ COLO_CFG_REQUIRED
+#define POS (COLO_CFG_REQUIRED | COLO_CFG_POSITIVE)
+
+/* Longest simulated span accepted: far below int64 overflow, far above any useful run. */
+#define MAX_SECONDS 1e6
+
+const char *colo_share_mode_name(colo_share_mode_t m)
+{
+    switch (m) {
+    case COLO_SHARE_TIMESLICE: return "timeslice";
+    case COLO_SHARE_MPS: return "mps";
+    case COLO_SHARE_MIG: return "mig";
+    case COLO_SHARE_GREEN: return "green";
+    }
+    return "?";
+}
+
+static int seconds(const colo_cfg_reader_t *r, const config_setting_t *g, const char *key, int flags,
+                   colo_time_t *out)
+{
+    double s;
+    int rc = colo_cfg_double(r, g, key, flags, &s);
+    if (rc) return rc;
+    if (s > MAX_SECONDS)
+        return colo_cfg_error(r, config_setting_get_member(g, key), COLO_ERANGE,
+                              "at most %.0f seconds", MAX_SECONDS);
+    *out = colo_time_from_ns(s * 1e9);
+    return 0;
+}
+
+static int read_sharing(const colo_cfg_reader_t *r, const config_setting_t *root,
+                        colo_scenario_t *sc)
+{
+    static const char *const keys[] = {"mode", "timeslice", "switch_us", NULL};
+    const config_setting_t *g;
+    int rc = colo_cfg_aggregate(r, root, "sharing", REQ, CONFIG_TYPE_GROUP, &g);
+    if (rc) return rc;
+    if ((rc = colo_cfg_check_keys(r, g, keys))) return rc;
+    const char *mode;
+    if ((rc = colo_cfg_string(r, g, "mode", REQ, &mode))) return rc;
+    const config_setting_t *ms = config_setting_get_member(g, "mode");
+    if (strcmp(mode, "timeslice") == 0) sc->sharing.mode = COLO_SHARE_TIMESLICE;
+    else if (strcmp(mode, "mps") == 0 || strcmp(mode, "mig") == 0 || strcmp(mode, "green") == 0)
+        return colo_cfg_error(r, ms, COLO_EUNSUPPORTED,
+                              "'%s' is a sharing mode this version of colosim does not simulate "
+                              "yet (it simulates: timeslice)", mode);
+    else
+        return colo_cfg_error(r, ms, COLO_EINVAL,
+                              "unknown sharing mode '%s' (expected timeslice, mps, mig or green)",
+                              mode);
+
+    const colo_gpu_t *gpu = sc->gpu;
+    const char *name = "default";
+    colo_time_t slice = gpu->timeslice.default_ns;
+    const config_setting_t *ts = config_setting_get_member(g, "timeslice");
+    if (ts && config_setting_type(ts) == CONFIG_TYPE_STRING) {
+        name = config_setting_get_string(ts);
+        if (strcmp(name, "default") == 0) slice = gpu->timeslice.default_ns;
+        else if (strcmp(name, "short") == 0) slice = gpu->timeslice.short_ns;
+        else if (strcmp(name, "medium") == 0) slice = gpu->timeslice.medium_ns;
+        else if (strcmp(name, "long") == 0) slice = gpu->timeslice.long_ns;
+        else
+            return colo_cfg_error(r, ts, COLO_EINVAL,
+                                  "unknown time slice '%s' (expected default, short, medium, "
+                                  "long, or a length in microseconds)", name);
+    } else if (ts) {
+        double us;
+        if ((rc = colo_cfg_double(r, g, "timeslice", POS, &us))) return rc;
+        if (us < 1 || us > 1e7)
+            return colo_cfg_error(r, ts, COLO_ERANGE,
+                                  "a time slice is 1 to 10,000,000 microseconds (got %g)", us);
+        name = "custom";
+        slice = colo_time_from_ns(us * 1e3);
+    }
+    sc->sharing.timeslice = slice;
+    if (!(sc->sharing.timeslice_name = colo_strdup(name))) return COLO_ENOMEM;
+
+    double sw = COLO_TO_MS(gpu->timeslice.switch_ns) * 1e3;
+    if ((rc = colo_cfg_double(r, g, "switch_us", COLO_CFG_NONNEG, &sw)) < 0) return rc;
+    if (sw > 1e6)
+        return colo_cfg_error(r, config_setting_get_member(g, "switch_us"), COLO_ERANGE,
+                              "at most 1,000,000 microseconds");
+    sc->sharing.switch_cost = colo_time_from_ns(sw * 1e3);
+    return 0;
+}
+
+static int path_join(const char *dir, const char *rel, char **out)
+{
+    size_t n = strlen(dir) + strlen(rel) + 2;
+    *out = colo_malloc(n);
+    if (!*out) return COLO_ENOMEM;
+    if (rel[0] == '/' || !dir[0]) snprintf(*out, n, "%s", rel);
+    else snprintf(*out, n, "%s/%s", dir, rel);
+    return 0;
+}
+
+/* Loads the trace at path once for the whole scenario; returns its index. */
+static int intern_trace(colo_scenario_t *sc, const char *path, size_t *idx, colo_error_t *err)
+{
+    for (size_t i = 0; i < sc->n_traces; i++)
+        if (strcmp(sc->traces[i]->path, path) == 0) {
+            *idx = i;
+            return 0;
+        }
+    colo_trace_t *t;
+    int rc = colo_trace_load(path, &t, err);
+    if (rc) return rc;
+    colo_trace_t **nt = colo_realloc(sc->traces, (sc->n_traces + 1) * sizeof *nt);
+    if (nt) sc->traces = nt;
+    colo_gpu_t **ng = nt ? colo_realloc(sc->trace_gpus, (sc->n_traces + 1) * sizeof *ng) : NULL;
+    if (ng) sc->trace_gpus = ng;
+    if (!nt || !ng) {
+        colo_trace_free(t);
+        return colo_error_set(err, COLO_ENOMEM, path, 0, NULL, "out of memory");
+    }
+    colo_gpu_t *g;
+    const char *tdir_end = strrchr(path, '/');
+    char tdir[4096] = "";
+    if (tdir_end) snprintf(tdir, sizeof tdir, "%.*s", (int)(tdir_end - path), path);
+    rc = colo_gpu_open(t->gpu, tdir, &g, path, t->gpu_line, "gpu", err);
+    if (rc) {
+        colo_trace_free(t);
+        return rc;
+    }
+    sc->traces[sc->n_traces] = t;
+    sc->trace_gpus[sc->n_traces] = g;
+    *idx = sc->n_traces++;
+    return 0;
+}
+
+static int valid_name(const char *s)
+{
+    for (; *s; s++)
+        if (!isalnum((unsigned char)*s) && !strchr("_-.+", *s)) return 0;
+    return 1;
+}
+
+static int read_tenant(const colo_cfg_reader_t *r, const config_setting_t *t, colo_scenario_t *sc,
+                       size_t i)
+{
+    static const char *const keys[] = {"name", "trace", "arrival", "slo_ms", NULL};
+    static const char *const akeys[] = {"process", "rate", NULL};
+    colo_tenant_cfg_t *tc = &sc->tenants[i];
+    if (!config_setting_is_group(t))
+        return colo_cfg_error(r, t, COLO_EINVAL, "each tenant must be a group { ... }");
+    int rc = colo_cfg_check_keys(r, t, keys);
+    if (rc) return rc;
+    const char *name, *trace;
+    if ((rc = colo_cfg_string(r, t, "name", REQ, &name))) return rc;
+    const config_setting_t *ns = config_setting_get_member(t, "name");
+    if (!valid_name(name) || strlen(name) > 64)
+        return colo_cfg_error(r, ns, COLO_EINVAL,
+                              "'%s': use up to 64 letters, digits and _ - . +", name);
+    for (size_t j = 0; j < i; j++)
+        if (strcmp(sc->tenants[j].name, name) == 0)
+            return colo_cfg_error(r, ns, COLO_EINVAL, "tenant name '%s' is used twice", name);
+    if (!(tc->name = colo_strdup(name))) return COLO_ENOMEM;
+
+    if ((rc = colo_cfg_string(r, t, "trace", REQ, &trace))) return rc;
+    if ((rc = path_join(sc->dir, trace, &tc->trace_path))) return rc;
+    struct stat st;
+    int serr = stat(tc->trace_path, &st) != 0 ? errno : 0;
+    if (serr || !S_ISREG(st.st_mode))
+        return colo_cfg_error(r, config_setting_get_member(t, "trace"), COLO_ENOENT,
+                              "cannot open trace '%s': %s", tc->trace_path,
+                              serr ? strerror(serr) : "not a regular file");
+    size_t idx;
+    if ((rc = intern_trace(sc, tc->trace_path, &idx, r->err))) return rc;
+    tc->trace = sc->traces[idx];
+    tc->trace_gpu = sc->trace_gpus[idx];
+
+    const config_setting_t *a;
+    if ((rc = colo_cfg_aggregate(r, t, "arrival", REQ, CONFIG_TYPE_GROUP, &a))) return rc;
+    if ((rc = colo_cfg_check_keys(r, a, akeys))) return rc;
+    const char *proc;
+    if ((rc = colo_cfg_string(r, a, "process", REQ, &proc))) return rc;
+    tc->arrival.ops = colo_arrival_find(proc);
+    if (!tc->arrival.ops)
+        return colo_cfg_error(r, config_setting_get_member(a, "process"), COLO_EINVAL,
+                              "unknown arrival process '%s' (expected one of: %s)", proc,
+                              colo_arrival_names());
+    if ((rc = colo_cfg_double(r, a, "rate", POS, &tc->arrival.rate))) return rc;
+    if (tc->arrival.rate > 1e7)
+        return colo_cfg_error(r, config_setting_get_member(a, "rate"), COLO_ERANGE,
+                              "at most 10,000,000 requests per second");
+
+    rc = colo_cfg_double(r, t, "slo_ms", COLO_CFG_POSITIVE, &tc->slo_ms);
+    if (rc < 0) return rc;
+    if (tc->slo_ms > MAX_SECONDS * 1e3)
+        return colo_cfg_error(r, config_setting_get_member(t, "slo_ms"), COLO_ERANGE, "too large");
+    tc->slo = colo_time_from_ns(tc->slo_ms * 1e6);
+    return 0;
+}
+
+static int read_scenario(const colo_cfg_reader_t *r, const config_setting_t *root,
+                         colo_scenario_t *sc)
+{
+    static const char *const keys[] = {"description", "gpu", "seed", "duration_s", "warmup_s",
+                                       "drain_s", "sharing", "tenants", NULL};
+    int rc = colo_cfg_check_keys(r, root, keys);
+    if (rc) return rc;
+    const char *desc = NULL, *gpu;
+    if ((rc = colo_cfg_string(r, root, "description", 0, &desc)) < 0) return rc;
+    if (desc && !(sc->description = colo_strdup(desc))) return COLO_ENOMEM;
+
+    if ((rc = colo_cfg_string(r, root, "gpu", REQ, &gpu))) return rc;
+    const char *gsrc;
+    int gline;
+    colo_cfg_location(r, config_setting_get_member(root, "gpu"), &gsrc, &gline);
+    if ((rc = colo_gpu_open(gpu, sc->dir, &sc->gpu, gsrc, gline, "gpu", r->err)))
+        return rc;
+
+    long long seed = 1;
+    if ((rc = colo_cfg_int(r, root, "seed", COLO_CFG_NONNEG, &seed)) < 0) return rc;
+    sc->seed = (uint64_t)seed;
+    if ((rc = seconds(r, root, "duration_s", POS, &sc->duration))) return rc;
+    sc->warmup = 0;
+    sc->drain = COLO_S(10);
+    if ((rc = seconds(r, root, "warmup_s", COLO_CFG_NONNEG, &sc->warmup)) < 0) return rc;
+    if ((rc = seconds(r, root, "drain_s", COLO_CFG_NONNEG, &sc->drain)) < 0) return rc;
+    if (sc->warmup >= sc->duration)
+        return colo_cfg_error(r, config_setting_get_member(root, "warmup_s"), COLO_ERANGE,
+                              "must be shorter than duration_s (%g s)", COLO_TO_S(sc->duration));
+
+    if ((rc = read_sharing(r, root, sc))) return rc;
+
+    const config_setting_t *tl;
+    if ((rc = colo_cfg_aggregate(r, root, "tenants", REQ, CONFIG_TYPE_LIST, &tl))) return rc;
+    int n = config_setting_length(tl);
+    if (n < 1) return colo_cfg_error(r, tl, COLO_EINVAL, "lists no tenants");
+    sc->tenants = colo_calloc((size_t)n, sizeof *sc->tenants);
+    if (!sc->tenants) return COLO_ENOMEM;
+    for (int i = 0; i < n; i++) {
+        sc->n_tenants = (size_t)i + 1;
+        rc = read_tenant(r, config_setting_get_elem(tl, (unsigned)i), sc, (size_t)i);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+int colo_scenario_load(const char *path, const char *const *overrides, size_t n_overrides,
+                       colo_scenario_t **out, colo_error_t *err)
+{
+    *out = NULL;
+    colo_scenario_t *sc = colo_calloc(1, sizeof *sc);
+    if (!sc) return colo_error_set(err, COLO_ENOMEM, path, 0, NULL, "out of memory");
+    int rc = COLO_ENOMEM;
+    const char *slash = strrchr(path, '/');
+    if ((sc->path = colo_strdup(path)) && (sc->dir = colo_strdup(path))) {
+        if (slash) sc->dir[slash - path] = '\0';
+        else sc->dir[0] = '\0';
+        if (slash == path) sc->dir[0] = '/', sc->dir[1] = '\0';
+        rc = 0;
+    }
+    config_t cfg;
+    config_init(&cfg);
+    if (!rc) rc = colo_cfg_read_file(&cfg, path, err);
+    for (size_t i = 0; i < n_overrides && !rc; i++)
+        rc = colo_cfg_override(&cfg, overrides[i], (int)i + 1, err);
+    if (!rc) {
+        colo_cfg_reader_t r = {path, err};
+        rc = read_scenario(&r, config_root_setting(&cfg), sc);
+    }
+    if (rc == COLO_ENOMEM) colo_error_set(err, rc, path, 0, NULL, "out of memory");
+    config_destroy(&cfg);
+    if (rc) {
+        colo_scenario_free(sc);
+        return rc;
+    }
+    *out = sc;
+    return 0;
+}
+
+void colo_scenario_free(colo_scenario_t *sc)
+{
+    if (!sc) return;
+    for (size_t i = 0; i < sc->n_tenants; i++) {
+        colo_free(sc->tenants[i].name);
+        colo_free(sc->tenants[i].trace_path);
+    }
+    colo_free(sc->tenants);
+    for (size_t i = 0; i < sc->n_traces; i++) {
+        colo_trace_free(sc->traces[i]);
+        colo_gpu_free(sc->trace_gpus[i]);
+    }
+    colo_free(sc->traces);
+    colo_free(sc->trace_gpus);
+    colo_gpu_free(sc->gpu);
+    colo_free(sc->sharing.timeslice_name);
+    colo_free(sc->description);
+    colo_free(sc->path);
+    colo_free(sc->dir);
+    colo_free(sc);
+}

@@ -1,0 +1,67 @@
+/* timeslice.h: the time-slicing policy: one context owns the GPU at a time, round robin.
+ *
+ * As the GPU's runlist scheduler does: the owner keeps the GPU while it has work, for at most
+ * one time slice when another context is waiting; when its slice expires the running kernel is
+ * preempted (compute preemption, instruction level since Pascal) and resumes later where it
+ * stopped; an owner that runs out of work yields at once. Loading a context other than the one
+ * last resident costs a switch. Kernels run alone, at their isolated duration. */
+#ifndef COLO_TIMESLICE_H
+#define COLO_TIMESLICE_H
+
+#include "event_queue.h"
+#include "simtime.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Called when context ctx's kernel has finished; the callee may submit the next one at once. */
+typedef void (*colo_ts_done_fn)(void *obj, size_t ctx);
+
+struct colo_ts_ctx {
+    bool has_work;          /* a kernel is submitted and not finished */
+    colo_time_t remaining;  /* GPU time it still needs */
+    colo_time_t gpu_time;   /* GPU time it received inside the measurement window */
+};
+
+typedef struct colo_ts {
+    colo_eq_t *eq;          /* borrowed */
+    size_t n;
+    struct colo_ts_ctx *ctx;
+    long owner;             /* context holding the GPU, -1 none */
+    long resident;          /* context whose state is loaded, -1 none */
+    enum { COLO_TS_IDLE, COLO_TS_SWITCHING, COLO_TS_OWNED } phase;
+    bool running;           /* the owner's kernel is executing */
+    colo_time_t run_start;
+    colo_event_id_t done_ev, slice_ev;
+    colo_time_t slice, switch_cost;
+    colo_ts_done_fn on_done;
+    void *obj;
+    /* statistics, clipped to the window [w0, w1) */
+    colo_time_t w0, w1;
+    colo_time_t busy, switching;
+    uint64_t switches, preemptions;
+    int failed;             /* first error (COLO_ENOMEM) met inside an event, 0 if none */
+} colo_ts_t;
+
+/* Prepares the policy for n contexts. 0 or COLO_ENOMEM. */
+int colo_ts_init(colo_ts_t *ts, colo_eq_t *eq, size_t n, colo_time_t slice,
+                 colo_time_t switch_cost, colo_ts_done_fn on_done, void *obj);
+void colo_ts_fini(colo_ts_t *ts);
+
+/* Sets the window the time statistics are clipped to. */
+void colo_ts_set_window(colo_ts_t *ts, colo_time_t w0, colo_time_t w1);
+
+/* Context ctx has a kernel ready that needs work of GPU time alone. A context submits one
+ * kernel at a time (stream order). 0, COLO_ESTATE if ctx already has one, or COLO_ENOMEM. */
+int colo_ts_submit(colo_ts_t *ts, size_t ctx, colo_time_t work);
+
+/* Ends the statistics at time end: a kernel still running counts as busy up to end. The
+ * policy's state is left as it is. */
+void colo_ts_close(colo_ts_t *ts, colo_time_t end);
+
+/* Adds the part of [a, b) that lies in [w0, w1) to *acc. */
+void colo_add_clipped(colo_time_t *acc, colo_time_t a, colo_time_t b, colo_time_t w0,
+                      colo_time_t w1);
+
+#endif
