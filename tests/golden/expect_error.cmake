@@ -1,0 +1,20 @@
+# Runs `colosim run CASE.cfg -o OUT/CASE.json` in DIR and checks that it exits 2, prints
+# exactly the contents of CASE.err on stderr, and leaves no output file (nor a temporary one).
+file(REMOVE_RECURSE ${OUT}/${CASE})
+file(MAKE_DIRECTORY ${OUT}/${CASE})
+execute_process(COMMAND ${COLOSIM} run ${CASE}.cfg -o ${OUT}/${CASE}/results.json
+    WORKING_DIRECTORY ${DIR} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+file(READ ${DIR}/${CASE}.err expected)
+string(STRIP "${expected}" expected)
+string(STRIP "${err}" err)
+if(NOT rc EQUAL 2)
+    message(FATAL_ERROR "exit status ${rc}, expected 2\nstderr: ${err}")
+endif()
+if(NOT err STREQUAL expected)
+    message(FATAL_ERROR "stderr differs\n  got:      ${err}\n  expected: ${expected}")
+endif()
+file(GLOB left ${OUT}/${CASE}/*)
+if(left)
+    message(FATAL_ERROR "files left behind: ${left}")
+endif()
+message(STATUS "ok: ${err}")

@@ -1,0 +1,128 @@
+/* test_gpu.c: the GPU descriptions load, hold the documented facts, and bad files are refused. */
+#include "gpu.h"
+#include "helpers.h"
+
+#include <criterion/criterion.h>
+#include <string.h>
+
+TestSuite(gpu, .init = test_init);
+
+static colo_gpu_t *open_gpu(const char *name)
+{
+    colo_error_t err;
+    colo_error_clear(&err);
+    colo_gpu_t *g = NULL;
+    int rc = colo_gpu_open(name, NULL, &g, "test", 0, NULL, &err);
+    cr_assert_eq(rc, 0, "%s: %s", name, err.text);
+    return g;
+}
+
+Test(gpu, every_shipped_description_loads)
+{
+    static const char *const expected[] = {"a100-40gb", "a100-80gb", "h100-sxm",
+                                           "h200", "orin-agx", "v100-sxm2"};
+    char **names;
+    size_t n;
+    cr_assert_eq(colo_gpu_names(&names, &n), 0);
+    cr_assert_geq(n, 6);
+    for (size_t i = 0; i < 6; i++) {
+        int found = 0;
+        for (size_t k = 0; k < n; k++) found |= strcmp(names[k], expected[i]) == 0;
+        cr_expect(found, "%s missing from colo_gpu_names", expected[i]);
+        colo_gpu_t *g = open_gpu(expected[i]);
+        cr_expect_str_eq(g->name, expected[i], "the name key must match the file name");
+        colo_gpu_free(g);
+    }
+    colo_gpu_names_free(names, n);
+}
+
+Test(gpu, hopper_facts_and_mig_table)
+{
+    colo_gpu_t *g = open_gpu("h100-sxm");
+    cr_assert_eq(g->sm.count, 132);
+    cr_assert_eq(g->l2.bytes, 52428800);
+    cr_assert_eq(g->timeslice.default_ns, 1024000);
+    cr_assert_eq(g->green.alignment, 8);
+    cr_assert(g->mig.supported);
+    cr_assert_eq(g->mig.n_profiles, 7);
+    const colo_mig_profile_t *p3 = colo_gpu_mig_profile(g, "3g.40gb");
+    cr_assert(p3);
+    cr_assert_eq(p3->sms, 60, "H100 3g has 60 SMs, not 3/7 of 132");
+    cr_assert_eq(p3->n_placements, 2);
+    cr_assert_eq(p3->placements[0], 0);
+    cr_assert_eq(p3->placements[1], 4);
+    const colo_mig_profile_t *p1 = colo_gpu_mig_profile(g, "1g.10gb");
+    cr_assert_eq(p1->sms * 7, 112, "7 x 1g leaves 20 of 132 SMs unused");
+    cr_assert_eq(colo_gpu_mig_profile(g, "7g.80gb")->sms, 132);
+    cr_assert_null(colo_gpu_mig_profile(g, "5g.50gb"));
+    colo_gpu_free(g);
+}
+
+Test(gpu, ampere_mig_tops_out_at_98_sms)
+{
+    colo_gpu_t *g = open_gpu("a100-40gb");
+    cr_assert_eq(g->sm.count, 108);
+    cr_assert_eq(colo_gpu_mig_profile(g, "7g.40gb")->sms, 98);
+    cr_assert_eq(colo_gpu_mig_profile(g, "1g.10gb")->memory_slices, 2);
+    colo_gpu_free(g);
+}
+
+Test(gpu, no_mig_on_orin_and_v100)
+{
+    colo_gpu_t *o = open_gpu("orin-agx"), *v = open_gpu("v100-sxm2");
+    cr_assert_not(o->mig.supported);
+    cr_assert(o->integrated);
+    cr_assert_eq(o->sm.max_threads, 1536);
+    cr_assert_not(v->mig.supported);
+    cr_assert_eq(v->sm.count, 80);
+    colo_gpu_free(o);
+    colo_gpu_free(v);
+}
+
+Test(gpu, rates_follow_the_datasheet)
+{
+    colo_gpu_t *g = open_gpu("h100-sxm");
+    /* 1980 MHz x 128 lanes x 2 = 506.88 FLOP/ns per SM; x 132 = 66.9 TFLOPS */
+    cr_assert_float_eq(colo_gpu_sm_fp32_rate(g), 506.88, 1e-9);
+    cr_assert_float_eq(colo_gpu_dram_rate(g), 3352.0 * 0.88, 1e-9);
+    colo_gpu_free(g);
+}
+
+Test(gpu, a_path_works_as_a_name)
+{
+    colo_gpu_t *g = open_gpu(src_path("models/gpus/v100-sxm2.cfg"));
+    cr_assert_str_eq(g->name, "v100-sxm2");
+    colo_gpu_free(g);
+}
+
+Test(gpu, unknown_name_lists_the_known_ones)
+{
+    colo_error_t err;
+    colo_error_clear(&err);
+    colo_gpu_t *g;
+    cr_assert_eq(colo_gpu_open("h900", NULL, &g, "s.cfg", 3, "gpu", &err), COLO_ENOENT);
+    cr_assert_null(g);
+    cr_assert_eq(err.line, 3);
+    cr_assert(strstr(err.text, "unknown GPU 'h900'"));
+    cr_assert(strstr(err.text, "h100-sxm"), "the message lists the known GPUs: %s", err.text);
+}
+
+static int load_gpu(const char *file, colo_error_t *err)
+{
+    colo_gpu_t *g = NULL;
+    int rc = colo_gpu_load(file, &g, err);
+    cr_expect_null(g, "nothing is returned on failure");
+    colo_gpu_free(g);
+    return rc;
+}
+
+static void check_bad_gpu(const char *dir, const char *stem)
+{
+    expect_golden_error(dir, stem, "cfg", load_gpu);
+}
+
+Test(gpu, bad_descriptions_give_the_expected_error)
+{
+    size_t n = for_each_file(src_path("tests/fixtures/gpus_bad"), "cfg", check_bad_gpu);
+    cr_assert_geq(n, 6);
+}

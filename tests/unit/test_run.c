@@ -1,0 +1,129 @@
+/* test_run.c: properties of whole runs: determinism, conservation, independent streams, and
+ * the results document. */
+#include "helpers.h"
+
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+TestSuite(run, .init = test_init);
+
+static char *dump(const test_run_t *r)
+{
+    return json_dumps(r->results, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
+}
+
+Test(run, same_seed_same_bytes_other_seed_other_numbers)
+{
+    const char *demo = src_path("scenarios/resnet50_bert_timeslice.cfg");
+    const char *seed2[] = {"seed=2"};
+    test_run_t a = run_scenario(demo, NULL, 0), b = run_scenario(demo, NULL, 0);
+    test_run_t c = run_scenario(demo, seed2, 1);
+    char *sa = dump(&a), *sb = dump(&b);
+    cr_assert_str_eq(sa, sb);
+    cr_assert_neq(result_num(json_object_get(result_tenant(&a, 0), "latency_ms"), "p99"),
+                  result_num(json_object_get(result_tenant(&c, 0), "latency_ms"), "p99"));
+    free(sa);
+    free(sb);
+    run_free(&a);
+    run_free(&b);
+    run_free(&c);
+}
+
+static void check_conservation(const test_run_t *r)
+{
+    size_t i;
+    json_t *t;
+    json_array_foreach(json_object_get(r->results, "tenants"), i, t) {
+        json_int_t arrived = json_integer_value(json_object_get(t, "arrived"));
+        json_int_t done = json_integer_value(json_object_get(t, "completed"));
+        json_int_t dropped = json_integer_value(json_object_get(t, "dropped"));
+        json_int_t left = json_integer_value(json_object_get(t, "in_flight"));
+        cr_assert_geq(left, 0);
+        cr_assert_eq(arrived, done + dropped + left);
+        cr_assert_eq((size_t)done, r->sim->t[i].latency.n, "one latency per completed request");
+    }
+}
+
+Test(run, every_request_is_completed_dropped_or_in_flight)
+{
+    test_run_t over = run_scenario(src_path("tests/fixtures/two_tenants.cfg"), NULL, 0);
+    check_conservation(&over);
+    cr_assert_gt(json_integer_value(json_object_get(result_tenant(&over, 0), "in_flight")), 0,
+                 "overloaded with no drain: requests are left");
+    const char *light[] = {"tenants.a.arrival.rate=100", "tenants.b.arrival.rate=100",
+                           "drain_s=1"};
+    test_run_t ok = run_scenario(src_path("tests/fixtures/two_tenants.cfg"), light, 3);
+    check_conservation(&ok);
+    cr_assert_eq(json_integer_value(json_object_get(result_tenant(&ok, 0), "in_flight")), 0);
+    run_free(&over);
+    run_free(&ok);
+}
+
+Test(run, adding_a_tenant_leaves_the_others_arrivals_unchanged)
+{
+    test_run_t one = run_scenario(src_path("tests/fixtures/only_a.cfg"), NULL, 0);
+    test_run_t two = run_scenario(src_path("tests/fixtures/two_tenants.cfg"), NULL, 0);
+    cr_assert_eq(json_integer_value(json_object_get(result_tenant(&one, 0), "arrived")),
+                 json_integer_value(json_object_get(result_tenant(&two, 0), "arrived")));
+    run_free(&one);
+    run_free(&two);
+}
+
+Test(run, results_hold_the_documented_keys)
+{
+    test_run_t r = run_scenario(src_path("scenarios/resnet50_bert_timeslice.cfg"), NULL, 0);
+    json_t *res = r.results;
+    cr_assert(json_is_string(json_object_get(json_object_get(res, "colosim"), "version")));
+    cr_assert_eq(json_integer_value(json_object_get(res, "seed")), 1);
+    json_t *sc = json_object_get(res, "scenario");
+    cr_assert_str_eq(json_string_value(json_object_get(sc, "gpu")), "h100-sxm");
+    cr_assert_str_eq(json_string_value(json_object_get(json_object_get(sc, "sharing"), "mode")),
+                     "timeslice");
+    static const char *const keys[] = {"name", "completed", "dropped", "in_flight",
+                                       "throughput_rps", "slo_attainment", "isolated_ms",
+                                       "gpu_share", NULL};
+    static const char *const lat[] = {"mean", "p50", "p90", "p99", "p999", "max", NULL};
+    for (size_t i = 0; i < 2; i++) {
+        json_t *t = result_tenant(&r, i);
+        for (const char *const *k = keys; *k; k++)
+            cr_assert(json_object_get(t, *k), "tenant %zu lacks %s", i, *k);
+        json_t *l = json_object_get(t, "latency_ms");
+        for (const char *const *k = lat; *k; k++)
+            cr_assert(json_is_number(json_object_get(l, *k)), "latency_ms lacks %s", *k);
+        cr_assert_leq(result_num(l, "p50"), result_num(l, "p90"));
+        cr_assert_leq(result_num(l, "p90"), result_num(l, "p99"));
+        cr_assert_leq(result_num(l, "p99"), result_num(l, "p999"));
+        cr_assert_leq(result_num(l, "p999"), result_num(l, "max"));
+        cr_assert_geq(result_num(l, "p50"), result_num(t, "isolated_ms") - 1e-9,
+                      "nobody runs faster than alone");
+    }
+    run_free(&r);
+}
+
+Test(run, results_are_written_whole_or_not_at_all)
+{
+    test_run_t r = run_scenario(src_path("tests/fixtures/one_tenant.cfg"), NULL, 0);
+    colo_error_t err;
+    colo_error_clear(&err);
+    char dir[] = "/tmp/colosim-out-XXXXXX";
+    cr_assert(mkdtemp(dir));
+    char path[256];
+    snprintf(path, sizeof path, "%s/r.json", dir);
+    cr_assert_eq(colo_results_write(r.results, path, &err), 0);
+    json_error_t jerr;
+    json_t *back = json_load_file(path, 0, &jerr);
+    cr_assert(back, "%s", jerr.text);
+    cr_assert(json_equal(back, r.results) || json_object_size(back) == json_object_size(r.results));
+    json_decref(back);
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "test $(ls %s | wc -l) -eq 1", dir);
+    cr_assert_eq(system(cmd), 0, "a temporary file was left beside the results");
+    unlink(path);
+    rmdir(dir);
+    colo_error_clear(&err);
+    cr_assert_lt(colo_results_write(r.results, "/nonexistent-dir/r.json", &err), 0);
+    cr_assert(strstr(err.source, "/nonexistent-dir/r.json"));
+    run_free(&r);
+}

@@ -1,0 +1,135 @@
+/* test_scenario.c: the scenario loader: resolution, overrides, and the golden bad scenarios. */
+#include "helpers.h"
+#include "scenario.h"
+
+#include <criterion/criterion.h>
+#include <string.h>
+#include <unistd.h>
+
+TestSuite(scenario, .init = test_init);
+
+static colo_scenario_t *load(const char *path, const char *const *sets, size_t n)
+{
+    colo_error_t err;
+    colo_error_clear(&err);
+    colo_scenario_t *sc = NULL;
+    char msg[2048];
+    int rc = colo_scenario_load(path, sets, n, &sc, &err);
+    colo_error_format(&err, msg, sizeof msg);
+    cr_assert_eq(rc, 0, "%s", msg);
+    return sc;
+}
+
+static void load_fails(const char *path, const char *const *sets, size_t n, const char *expected)
+{
+    colo_error_t err;
+    colo_error_clear(&err);
+    colo_scenario_t *sc = NULL;
+    char msg[2048];
+    cr_assert_lt(colo_scenario_load(path, sets, n, &sc, &err), 0);
+    cr_assert_null(sc);
+    colo_error_format(&err, msg, sizeof msg);
+    cr_assert_str_eq(msg, expected);
+}
+
+Test(scenario, demo_resolves_gpu_traces_and_sharing)
+{
+    colo_scenario_t *sc = load(src_path("scenarios/resnet50_bert_timeslice.cfg"), NULL, 0);
+    cr_assert_str_eq(sc->gpu->name, "h100-sxm");
+    cr_assert_eq(sc->seed, 1);
+    cr_assert_eq(sc->duration, COLO_S(30));
+    cr_assert_eq(sc->warmup, COLO_S(2));
+    cr_assert_eq(sc->drain, COLO_S(10), "drain defaults to 10 s");
+    cr_assert_eq(sc->sharing.mode, COLO_SHARE_TIMESLICE);
+    cr_assert_eq(sc->sharing.timeslice, 1024000, "the GPU's default slice");
+    cr_assert_eq(sc->sharing.switch_cost, 43000, "the GPU's switch cost");
+    cr_assert_eq(sc->n_tenants, 2);
+    cr_assert_str_eq(sc->tenants[0].name, "resnet50");
+    cr_assert_str_eq(sc->tenants[0].trace->model, "resnet50");
+    cr_assert_str_eq(sc->tenants[0].trace_gpu->name, "v100-sxm2");
+    cr_assert(strstr(sc->tenants[1].trace_path, "scenarios/../traces/bert_b2_v100.json"),
+              "relative to the scenario's folder: %s", sc->tenants[1].trace_path);
+    cr_assert_float_eq(sc->tenants[0].arrival.rate, 200.0, 0);
+    cr_assert_str_eq(sc->tenants[0].arrival.ops->name, "poisson");
+    cr_assert_eq(sc->tenants[0].slo, COLO_MS(20));
+    cr_assert_eq(sc->n_traces, 2);
+    colo_scenario_free(sc);
+}
+
+Test(scenario, one_trace_is_loaded_once_for_many_tenants)
+{
+    colo_scenario_t *sc = load(src_path("tests/fixtures/two_tenants.cfg"), NULL, 0);
+    cr_assert_eq(sc->n_tenants, 2);
+    cr_assert_eq(sc->n_traces, 1);
+    cr_assert_eq(sc->tenants[0].trace, sc->tenants[1].trace);
+    colo_scenario_free(sc);
+}
+
+Test(scenario, overrides_reach_any_scalar)
+{
+    const char *sets[] = {"duration_s=12.5", "seed=99", "tenants.b.arrival.rate=7",
+                          "tenants.[0].slo_ms=3", "sharing.timeslice=short", "sharing.switch_us=0",
+                          "warmup_s=0"};
+    colo_scenario_t *sc = load(src_path("tests/fixtures/two_tenants.cfg"), sets, 7);
+    cr_assert_eq(sc->duration, 12500000000LL, "an integer key may become a float");
+    cr_assert_eq(sc->seed, 99);
+    cr_assert_float_eq(sc->tenants[1].arrival.rate, 7.0, 0, "a tenant by name");
+    cr_assert_eq(sc->tenants[0].slo, COLO_MS(3), "a tenant by index");
+    cr_assert_eq(sc->sharing.timeslice, sc->gpu->timeslice.short_ns);
+    cr_assert_eq(sc->sharing.switch_cost, 0);
+    cr_assert_eq(sc->warmup, 0);
+    colo_scenario_free(sc);
+}
+
+Test(scenario, timeslice_in_microseconds)
+{
+    const char *sets[] = {"sharing.timeslice=250"};
+    colo_scenario_t *sc = load(src_path("tests/fixtures/two_tenants.cfg"), sets, 1);
+    cr_assert_eq(sc->sharing.timeslice, COLO_US(250));
+    cr_assert_str_eq(sc->sharing.timeslice_name, "custom");
+    colo_scenario_free(sc);
+}
+
+Test(scenario, bad_overrides_name_the_set_argument)
+{
+    cr_assert_eq(chdir(src_path("tests/fixtures")), 0);
+    const char *typo[] = {"seed=2", "sharing.modee=mps"};
+    load_fails("two_tenants.cfg", typo, 2,
+               "--set:2: sharing.modee: unknown key (expected one of: mode, timeslice, switch_us)");
+    const char *nan[] = {"seed=abc"};
+    load_fails("two_tenants.cfg", nan, 1, "--set:1: seed: expects a number, got 'abc'");
+    const char *neg[] = {"tenants.a.arrival.rate=-1"};
+    load_fails("two_tenants.cfg", neg, 1,
+               "--set:1: tenants.[0].arrival.rate: must be greater than 0 (got -1)");
+    const char *who[] = {"tenants.zed.arrival.rate=1"};
+    load_fails("two_tenants.cfg", who, 1, "--set:1: tenants.zed.arrival.rate: no such key 'zed'");
+    const char *grp[] = {"sharing=timeslice"};
+    load_fails("two_tenants.cfg", grp, 1,
+               "--set:1: sharing: is a group { ... }; --set only sets single values");
+    const char *noeq[] = {"seed"};
+    load_fails("two_tenants.cfg", noeq, 1, "--set:1: expected key=value, got 'seed'");
+    const char *mode[] = {"sharing.mode=mps"};
+    load_fails("two_tenants.cfg", mode, 1,
+               "--set:1: sharing.mode: 'mps' is a sharing mode this version of colosim does not "
+               "simulate yet (it simulates: timeslice)");
+}
+
+static int load_scenario(const char *file, colo_error_t *err)
+{
+    colo_scenario_t *sc = NULL;
+    int rc = colo_scenario_load(file, NULL, 0, &sc, err);
+    cr_expect_null(sc, "nothing is returned on failure");
+    colo_scenario_free(sc);
+    return rc;
+}
+
+static void check_bad_scenario(const char *dir, const char *stem)
+{
+    expect_golden_error(dir, stem, "cfg", load_scenario);
+}
+
+Test(scenario, golden_bad_scenarios_give_their_expected_error)
+{
+    size_t n = for_each_file(src_path("tests/golden/bad"), "cfg", check_bad_scenario);
+    cr_assert_geq(n, 20);
+}

@@ -1,0 +1,148 @@
+/* test_timeslice.c: the time-slicing policy alone (exact schedules) and in whole runs. */
+#include "helpers.h"
+#include "timeslice.h"
+
+#include <criterion/criterion.h>
+
+TestSuite(timeslice, .init = test_init);
+
+struct log {
+    colo_eq_t *eq;
+    colo_time_t done_at[4];
+    int order[8];
+    int n;
+};
+
+static void record(void *obj, size_t ctx)
+{
+    struct log *l = obj;
+    l->done_at[ctx] = l->eq->now;
+    l->order[l->n++] = (int)ctx;
+}
+
+static void drain(colo_eq_t *eq)
+{
+    colo_event_t ev;
+    while (colo_eq_pop(eq, &ev)) ev.fn(ev.obj, ev.arg);
+}
+
+Test(timeslice, two_contexts_alternate_by_slice)
+{
+    colo_eq_t eq;
+    colo_eq_init(&eq, 0);
+    struct log l = {.eq = &eq};
+    colo_ts_t ts;
+    cr_assert_eq(colo_ts_init(&ts, &eq, 2, 1000, 0, record, &l), 0);
+    colo_ts_submit(&ts, 0, 2500);
+    colo_ts_submit(&ts, 1, 2500);
+    drain(&eq);
+    /* 0:[0,1000) 1:[1000,2000) 0:[2000,3000) 1:[3000,4000) 0:[4000,4500) 1:[4500,5000) */
+    cr_assert_eq(l.done_at[0], 4500);
+    cr_assert_eq(l.done_at[1], 5000);
+    cr_assert_eq(ts.preemptions, 4);
+    cr_assert_eq(ts.busy, 5000, "the GPU never runs two kernels at once");
+    colo_ts_fini(&ts);
+    colo_eq_fini(&eq);
+}
+
+Test(timeslice, switch_cost_is_paid_when_the_context_changes)
+{
+    colo_eq_t eq;
+    colo_eq_init(&eq, 0);
+    struct log l = {.eq = &eq};
+    colo_ts_t ts;
+    colo_ts_init(&ts, &eq, 2, 1000, 100, record, &l);
+    colo_ts_submit(&ts, 0, 1500);
+    colo_ts_submit(&ts, 1, 500);
+    drain(&eq);
+    /* load 0: [0,100) switch, [100,1100) run; slice ends with 1 waiting: switch [1100,1200),
+     * 1 runs [1200,1700) done; switch back [1700,1800), 0 runs [1800,2300) done */
+    cr_assert_eq(l.done_at[1], 1700);
+    cr_assert_eq(l.done_at[0], 2300);
+    cr_assert_eq(ts.switches, 3);
+    cr_assert_eq(ts.switching, 300);
+    colo_ts_fini(&ts);
+    colo_eq_fini(&eq);
+}
+
+Test(timeslice, a_lone_context_keeps_the_gpu_past_its_slice)
+{
+    colo_eq_t eq;
+    colo_eq_init(&eq, 0);
+    struct log l = {.eq = &eq};
+    colo_ts_t ts;
+    colo_ts_init(&ts, &eq, 2, 1000, 100, record, &l);
+    colo_ts_submit(&ts, 0, 5000);
+    drain(&eq);
+    cr_assert_eq(l.done_at[0], 5100, "one load, then 5 slices uninterrupted");
+    cr_assert_eq(ts.preemptions, 0);
+    cr_assert_eq(ts.switches, 1);
+    cr_assert_eq(colo_ts_submit(&ts, 0, 10), 0);
+    cr_assert_eq(colo_ts_submit(&ts, 0, 10), COLO_ESTATE, "one kernel at a time per context");
+    colo_ts_fini(&ts);
+    colo_eq_fini(&eq);
+}
+
+/* Whole runs: two identical tenants far above capacity. */
+static double tput(const test_run_t *r, size_t i)
+{
+    return result_num(result_tenant(r, i), "throughput_rps");
+}
+
+Test(timeslice, two_saturating_tenants_each_get_about_half)
+{
+    const char *alone_sets[] = {"tenants.b.arrival.rate=0.001"};
+    test_run_t alone = run_scenario(src_path("tests/fixtures/two_tenants.cfg"), alone_sets, 1);
+    test_run_t both = run_scenario(src_path("tests/fixtures/two_tenants.cfg"), NULL, 0);
+    double solo = tput(&alone, 0), a = tput(&both, 0), b = tput(&both, 1);
+    /* alone: one request per 600 us of kernels */
+    cr_assert_float_eq(solo, 1e6 / 600.0, 1e6 / 600.0 * 0.01);
+    cr_assert(a > 0.45 * solo && a < 0.5 * solo, "a gets %.1f of %.1f", a, solo);
+    cr_assert(b > 0.45 * solo && b < 0.5 * solo, "b gets %.1f of %.1f", b, solo);
+    cr_assert_float_eq(a, b, 0.02 * a, "round robin is fair: %.1f vs %.1f", a, b);
+    /* what is lost is the switching: 43 us per 1024 us slice */
+    double expect = solo * 1024.0 / (1024.0 + 43.0);
+    cr_assert_float_eq(a + b, expect, 0.01 * expect, "a+b = %.1f, expected %.1f", a + b, expect);
+    run_free(&alone);
+    run_free(&both);
+}
+
+Test(timeslice, without_switch_cost_the_split_is_exactly_half)
+{
+    const char *sets[] = {"sharing.switch_us=0"};
+    test_run_t both = run_scenario(src_path("tests/fixtures/two_tenants.cfg"), sets, 1);
+    double half = 1e6 / 600.0 / 2;
+    cr_assert_float_eq(tput(&both, 0), half, 0.005 * half);
+    cr_assert_float_eq(tput(&both, 1), half, 0.005 * half);
+    json_t *gpu = json_object_get(both.results, "gpu");
+    cr_assert_float_eq(result_num(gpu, "busy_fraction"), 1.0, 1e-9, "busy all the time, never more");
+    run_free(&both);
+}
+
+Test(timeslice, a_tenant_alone_runs_at_its_traced_speed)
+{
+    test_run_t r = run_scenario(src_path("tests/fixtures/one_tenant.cfg"), NULL, 0);
+    json_t *t = result_tenant(&r, 0), *lat = json_object_get(t, "latency_ms");
+    /* h2d: 10 us + 1 MiB / 54.8 GB/s = 29135 ns; kernels 100+200+300 us back to back (the 5 us
+     * host gap is hidden behind the first kernel); d2h: 10 us + 4096 B / 46.8 GB/s = 10088 ns */
+    double expect = (29135 + 600000 + 10088) / 1e6;
+    cr_assert_float_eq(result_num(t, "isolated_ms"), expect, 1e-12);
+    cr_assert_float_eq(result_num(lat, "p50"), expect, 1e-12);
+    cr_assert_float_eq(result_num(lat, "max"), expect, 1e-12, "no request ever waits");
+    cr_assert_eq(json_integer_value(json_object_get(t, "completed")), 450);
+    cr_assert_float_eq(result_num(t, "slo_attainment"), 1.0, 0);
+    run_free(&r);
+}
+
+Test(timeslice, a_neighbour_slows_a_tenant_down)
+{
+    const char *quiet[] = {"tenants.a.arrival.rate=200", "tenants.b.arrival.rate=0.001"};
+    const char *busy[] = {"tenants.a.arrival.rate=200", "tenants.b.arrival.rate=1000"};
+    test_run_t q = run_scenario(src_path("tests/fixtures/two_tenants.cfg"), quiet, 2);
+    test_run_t b = run_scenario(src_path("tests/fixtures/two_tenants.cfg"), busy, 2);
+    double p99q = result_num(json_object_get(result_tenant(&q, 0), "latency_ms"), "p99");
+    double p99b = result_num(json_object_get(result_tenant(&b, 0), "latency_ms"), "p99");
+    cr_assert_gt(p99b, 1.5 * p99q, "time-slicing does not isolate: p99 %.3f vs %.3f", p99b, p99q);
+    run_free(&q);
+    run_free(&b);
+}
