@@ -7,9 +7,17 @@
 #include <string.h>
 
 static long fail_countdown; /* 0: never fail */
+static unsigned long n_allocs, n_failed;
+
+static void *counted(void *p)
+{
+    if (!p) n_failed++;
+    return p;
+}
 
 static int should_fail(void)
 {
+    n_allocs++;
     if (fail_countdown <= 0) return 0;
     if (fail_countdown == 1) return 1; /* stays at 1: every later allocation fails too */
     fail_countdown--;
@@ -21,19 +29,29 @@ void colo_alloc_fail_after(long n)
     fail_countdown = n;
 }
 
+unsigned long colo_alloc_count(void)
+{
+    return n_allocs;
+}
+
+unsigned long colo_alloc_failures(void)
+{
+    return n_failed;
+}
+
 void *colo_malloc(size_t n)
 {
-    return should_fail() ? NULL : malloc(n ? n : 1);
+    return counted(should_fail() ? NULL : malloc(n ? n : 1));
 }
 
 void *colo_calloc(size_t count, size_t size)
 {
-    return should_fail() ? NULL : calloc(count ? count : 1, size ? size : 1);
+    return counted(should_fail() ? NULL : calloc(count ? count : 1, size ? size : 1));
 }
 
 void *colo_realloc(void *p, size_t n)
 {
-    return should_fail() ? NULL : realloc(p, n ? n : 1);
+    return counted(should_fail() ? NULL : realloc(p, n ? n : 1));
 }
 
 char *colo_strdup(const char *s)

@@ -18,4 +18,11 @@ int colo_grow(void **arr, size_t *cap, size_t need, size_t elem);
 /* Test hook: the nth allocation from now (1-based) and all after it fail; 0 disables. */
 void colo_alloc_fail_after(long n);
 
+/* Allocations requested so far through these functions (for tests that walk every one). */
+unsigned long colo_alloc_count(void);
+
+/* Allocations that returned NULL so far: lets a caller of a library that reports out-of-memory
+ * as something else (Jansson's parser) tell what really happened. */
+unsigned long colo_alloc_failures(void);
+
 #endif

@@ -329,9 +329,14 @@ int colo_trace_load(const char *path, colo_trace_t **out, colo_error_t *err)
     int rc = read_all(path, &buf, &len, err);
     if (rc) return rc;
     json_error_t jerr;
+    unsigned long failed_before = colo_alloc_failures();
     json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
     if (!root) {
         colo_free(buf);
+        /* Jansson reports some allocation failures as syntax errors. */
+        if (json_error_code(&jerr) == json_error_out_of_memory ||
+            colo_alloc_failures() != failed_before)
+            return colo_error_set(err, COLO_ENOMEM, path, 0, NULL, "out of memory");
         return colo_error_set(err, COLO_EPARSE, path, jerr.line > 0 ? jerr.line : 0, NULL,
                               "JSON error: %s", jerr.text);
     }
