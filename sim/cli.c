@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* Exit statuses: 0 success, 1 failure while running (out of memory, cannot write output),
  * 2 bad input or usage (nothing written). */
@@ -104,6 +105,14 @@ static int exit_for(int rc)
     return (rc == COLO_ENOMEM || rc == COLO_EIO) ? 1 : EXIT_INPUT;
 }
 
+/* True when path names the same existing file as other: writing it would destroy an input. */
+static int same_file(const char *path, const char *other)
+{
+    struct stat a, b;
+    return strcmp(path, "-") != 0 && stat(path, &a) == 0 && stat(other, &b) == 0 &&
+           a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
 /* Options shared by run and check. */
 struct scenario_opts {
     const char *file;
@@ -155,6 +164,8 @@ static int parse_scenario_opts(int argc, char **argv, const char *usage, int all
         snprintf(o->seed_set, sizeof o->seed_set, "seed=%llu", v);
         o->sets[o->n_sets++] = o->seed_set;
     }
+    if (o->output && same_file(o->output, o->file))
+        return usage_error(usage, "-o %s would overwrite the scenario itself", o->output);
     if (o->output && strcmp(o->output, "-") == 0) o->quiet = 1;
     return 0;
 }
@@ -422,6 +433,8 @@ static int cmd_import(int argc, char **argv)
         return usage_error(usage_import, "%s", "expected: import orion CSV -o TRACE.json");
     if (!out) return usage_error(usage_import, "%s", "-o TRACE.json is required");
     const char *csv = argv[optind + 1];
+    if (same_file(out, csv))
+        return usage_error(usage_import, "-o %s would overwrite the CSV itself", out);
     char guessed[256];
     int gb = colo_orion_guess_name(csv, guessed, sizeof guessed);
     if (!model && gb) model = guessed;

@@ -98,6 +98,14 @@ static double num(json_t *o, const char *k)
     return json_number_value(json_object_get(o, k));
 }
 
+/* A latency in ms, 8 columns wide, with as many decimals as fit: 0.123, 12.35, 1234.6, 123457 */
+static const char *ms8(double v, char buf[16])
+{
+    int decimals = v < 10 ? 3 : v < 100 ? 2 : v < 10000 ? 1 : 0;
+    snprintf(buf, 16, "%8.*f", decimals, v);
+    return buf;
+}
+
 void colo_results_print(json_t *r, FILE *f)
 {
     json_t *sc = json_object_get(r, "scenario"), *sh = json_object_get(sc, "sharing");
@@ -124,14 +132,16 @@ void colo_results_print(json_t *r, FILE *f)
         if (json_is_number(slo)) snprintf(slo_s, sizeof slo_s, "%.1f", json_number_value(slo));
         if (json_is_number(att))
             snprintf(att_s, sizeof att_s, "%.2f", 100.0 * json_number_value(att));
-        fprintf(f, "%-16.16s %8.3f %7.1f %7lld %5lld %5lld %8.1f | %8.3f %8.3f %8.3f %8.3f %8.3f | %7s %7s\n",
-                json_string_value(json_object_get(t, "name")), num(t, "isolated_ms"),
+        char b[6][16];
+        fprintf(f, "%-16.16s %s %7.1f %7lld %5lld %5lld %8.1f | %s %s %s %s %s | %7s %7s\n",
+                json_string_value(json_object_get(t, "name")), ms8(num(t, "isolated_ms"), b[0]),
                 num(json_object_get(t, "arrival"), "rate"),
                 (long long)json_integer_value(json_object_get(t, "arrived")),
                 (long long)json_integer_value(json_object_get(t, "dropped")),
                 (long long)json_integer_value(json_object_get(t, "in_flight")),
-                num(t, "throughput_rps"), num(lat, "mean"), num(lat, "p50"), num(lat, "p90"),
-                num(lat, "p99"), num(lat, "p999"), slo_s, att_s);
+                num(t, "throughput_rps"), ms8(num(lat, "mean"), b[1]), ms8(num(lat, "p50"), b[2]),
+                ms8(num(lat, "p90"), b[3]), ms8(num(lat, "p99"), b[4]), ms8(num(lat, "p999"), b[5]),
+                slo_s, att_s);
     }
     fprintf(f, "\nGPU busy %.1f %%, switching %.1f %%, %lld context switches, %lld preemptions\n",
             100.0 * num(gpu, "busy_fraction"), 100.0 * num(gpu, "switching_fraction"),

@@ -1,0 +1,17 @@
+# `colosim run S -o S` must refuse (exit 2) and leave the scenario byte for byte as it was.
+file(REMOVE_RECURSE ${OUT})
+file(MAKE_DIRECTORY ${OUT})
+configure_file(${SCENARIO} ${OUT}/s.cfg COPYONLY)
+file(READ ${OUT}/s.cfg before)
+execute_process(COMMAND ${COLOSIM} run ${OUT}/s.cfg -o ${OUT}/s.cfg RESULT_VARIABLE rc
+    OUTPUT_QUIET ERROR_VARIABLE err)
+file(READ ${OUT}/s.cfg after)
+if(NOT rc EQUAL 2)
+    message(FATAL_ERROR "exit status ${rc}, expected 2")
+endif()
+if(NOT before STREQUAL after)
+    message(FATAL_ERROR "the scenario was overwritten")
+endif()
+if(NOT err MATCHES "would overwrite the scenario itself")
+    message(FATAL_ERROR "unexpected message: ${err}")
+endif()
