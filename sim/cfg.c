@@ -23,14 +23,18 @@ static void free_hook(void *p)
 int colo_cfg_read_file(config_t *cfg, const char *path, colo_error_t *err)
 {
     config_set_destructor(cfg, free_hook);
-    FILE *f = fopen(path, "r");
+    FILE *f = fopen(path, "r"); /* for a precise message: libconfig only says "file I/O error" */
     if (!f)
         return colo_error_set(err, COLO_EIO, path, 0, NULL, "cannot open: %s", strerror(errno));
-    int ok = config_read(cfg, f);
     fclose(f);
-    if (ok == CONFIG_TRUE) return 0;
-    const char *text = config_error_text(cfg);
-    return colo_error_set(err, COLO_EPARSE, path, config_error_line(cfg), NULL, "%s",
+    /* @include "x.cfg" resolves against the including file's folder, not the working one */
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+    config_set_include_dir(cfg, dir);
+    if (config_read_file(cfg, path) == CONFIG_TRUE) return 0;
+    const char *text = config_error_text(cfg), *file = config_error_file(cfg);
+    return colo_error_set(err, COLO_EPARSE, file ? file : path, config_error_line(cfg), NULL, "%s",
                           text ? text : "syntax error");
 }
 
@@ -76,7 +80,8 @@ void colo_cfg_location(const colo_cfg_reader_t *r, const config_setting_t *s, co
                        int *line)
 {
     const struct override_mark *m = s ? config_setting_get_hook(s) : NULL;
-    *source = m ? "--set" : r->source;
+    const char *file = s ? config_setting_source_file(s) : NULL;
+    *source = m ? "--set" : file ? file : r->source;
     *line = m ? m->index : s ? (int)config_setting_source_line(s) : 0;
 }
 

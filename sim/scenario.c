@@ -143,7 +143,7 @@ static int intern_trace(colo_scenario_t *sc, const char *path, size_t *idx, colo
 static int valid_name(const char *s)
 {
     for (; *s; s++)
-        if (!isalnum((unsigned char)*s) && !strchr("_-.+", *s)) return 0;
+        if (!isalnum((unsigned char)*s) && !strchr("_-+", *s)) return 0; /* no '.': --set paths */
     return 1;
 }
 
@@ -162,7 +162,7 @@ static int read_tenant(const colo_cfg_reader_t *r, const config_setting_t *t, co
     const config_setting_t *ns = config_setting_get_member(t, "name");
     if (!valid_name(name) || strlen(name) > 64)
         return colo_cfg_error(r, ns, COLO_EINVAL,
-                              "'%s': use up to 64 letters, digits and _ - . +", name);
+                              "'%s': use up to 64 letters, digits and _ - +", name);
     for (size_t j = 0; j < i; j++)
         if (strcmp(sc->tenants[j].name, name) == 0)
             return colo_cfg_error(r, ns, COLO_EINVAL, "tenant name '%s' is used twice", name);
