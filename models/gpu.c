@@ -23,7 +23,10 @@ struct field {
     int flags;
 };
 
-#define F(key, kind, member, flags) {key, kind, offsetof(colo_gpu_t, member), flags}
+#define F(key, kind, member, flags)                                                                \
+    {                                                                                              \
+        key, kind, offsetof(colo_gpu_t, member), flags                                             \
+    }
 #define REQ COLO_CFG_REQUIRED
 #define POS (COLO_CFG_REQUIRED | COLO_CFG_POSITIVE)
 #define NONNEG (COLO_CFG_REQUIRED | COLO_CFG_NONNEG)
@@ -100,9 +103,9 @@ static const struct {
     const char *name;
     const struct field *fields;
 } groups[] = {
-    {"sm", sm_fields},           {"l2", l2_fields},         {"memory", memory_fields},
-    {"pcie", pcie_fields},       {"launch", launch_fields}, {"timeslice", timeslice_fields},
-    {"mps", mps_fields},         {"green", green_fields},
+    {"sm", sm_fields},     {"l2", l2_fields},         {"memory", memory_fields},
+    {"pcie", pcie_fields}, {"launch", launch_fields}, {"timeslice", timeslice_fields},
+    {"mps", mps_fields},   {"green", green_fields},
 };
 
 static int read_group(const colo_cfg_reader_t *r, const config_setting_t *root, const char *name,
@@ -113,7 +116,8 @@ static int read_group(const colo_cfg_reader_t *r, const config_setting_t *root, 
     if (rc) return rc;
     const char *allowed[32];
     size_t n = 0;
-    for (const struct field *f = fields; f->key; f++) allowed[n++] = f->key;
+    for (const struct field *f = fields; f->key; f++)
+        allowed[n++] = f->key;
     allowed[n] = NULL;
     rc = colo_cfg_check_keys(r, g, allowed);
     if (rc) return rc;
@@ -155,9 +159,9 @@ static int read_group(const colo_cfg_reader_t *r, const config_setting_t *root, 
 static int read_mig_profile(const colo_cfg_reader_t *r, const config_setting_t *p,
                             const colo_gpu_t *gpu, colo_mig_profile_t *mp)
 {
-    static const char *const keys[] = {"name", "id", "sms", "compute_slices", "memory_slices",
-                                       "l2_eighths", "memory_gib", "copy_engines", "media",
-                                       "max_count", "placements", NULL};
+    static const char *const keys[] = {
+        "name",       "id",           "sms",   "compute_slices", "memory_slices", "l2_eighths",
+        "memory_gib", "copy_engines", "media", "max_count",      "placements",    NULL};
     if (!config_setting_is_group(p))
         return colo_cfg_error(r, p, COLO_EINVAL, "each MIG profile must be a group { ... }");
     int rc = colo_cfg_check_keys(r, p, keys);
@@ -230,8 +234,10 @@ static int read_mig(const colo_cfg_reader_t *r, const config_setting_t *root, co
         (rc = colo_cfg_int(r, m, "memory_slices", POS, &ms)))
         return rc;
     if (ms > COLO_MIG_MAX_SLOTS || cs > ms)
-        return colo_cfg_error(r, m, COLO_ERANGE, "at most %d memory slices, and no more compute "
-                              "slices than memory slices", COLO_MIG_MAX_SLOTS);
+        return colo_cfg_error(r, m, COLO_ERANGE,
+                              "at most %d memory slices, and no more compute "
+                              "slices than memory slices",
+                              COLO_MIG_MAX_SLOTS);
     gpu->mig.compute_slices = (int)cs;
     gpu->mig.memory_slices = (int)ms;
     const config_setting_t *list;
@@ -256,9 +262,10 @@ static int read_mig(const colo_cfg_reader_t *r, const config_setting_t *root, co
 static int read_gpu(const colo_cfg_reader_t *r, const char *path, const config_setting_t *root,
                     colo_gpu_t *gpu)
 {
-    static const char *const keys[] = {"name", "full_name", "arch", "compute_capability",
-                                       "integrated", "sm", "l2", "memory", "pcie", "launch",
-                                       "timeslice", "mps", "green", "mig", NULL};
+    static const char *const keys[] = {"name",       "full_name", "arch",      "compute_capability",
+                                       "integrated", "sm",        "l2",        "memory",
+                                       "pcie",       "launch",    "timeslice", "mps",
+                                       "green",      "mig",       NULL};
     int rc = colo_cfg_check_keys(r, root, keys);
     if (rc) return rc;
     const char *name, *full, *arch, *cc;
@@ -283,12 +290,12 @@ static int read_gpu(const colo_cfg_reader_t *r, const char *path, const config_s
                               "%d warps of 32 threads is not max_threads (%d)", gpu->sm.max_warps,
                               gpu->sm.max_threads);
     if (gpu->sm.max_shared_per_block > gpu->sm.shared_bytes)
-        return colo_cfg_error(r, config_setting_get_member(sm, "max_shared_per_block"),
-                              COLO_EINVAL, "exceeds shared_bytes (%d)", gpu->sm.shared_bytes);
+        return colo_cfg_error(r, config_setting_get_member(sm, "max_shared_per_block"), COLO_EINVAL,
+                              "exceeds shared_bytes (%d)", gpu->sm.shared_bytes);
     const config_setting_t *mem = config_setting_get_member(root, "memory");
     if (gpu->memory.achievable_fraction > 1.0)
-        return colo_cfg_error(r, config_setting_get_member(mem, "achievable_fraction"),
-                              COLO_ERANGE, "is a fraction of peak, at most 1");
+        return colo_cfg_error(r, config_setting_get_member(mem, "achievable_fraction"), COLO_ERANGE,
+                              "is a fraction of peak, at most 1");
     return read_mig(r, root, gpu);
 }
 
@@ -317,7 +324,8 @@ int colo_gpu_load(const char *path, colo_gpu_t **out, colo_error_t *err)
 void colo_gpu_free(colo_gpu_t *gpu)
 {
     if (!gpu) return;
-    for (size_t i = 0; i < gpu->mig.n_profiles; i++) colo_free(gpu->mig.profiles[i].name);
+    for (size_t i = 0; i < gpu->mig.n_profiles; i++)
+        colo_free(gpu->mig.profiles[i].name);
     colo_free(gpu->mig.profiles);
     colo_free(gpu->name);
     colo_free(gpu->full_name);
@@ -435,7 +443,8 @@ int colo_gpu_names(char ***names, size_t *count)
 
 void colo_gpu_names_free(char **names, size_t count)
 {
-    for (size_t i = 0; i < count; i++) colo_free(names[i]);
+    for (size_t i = 0; i < count; i++)
+        colo_free(names[i]);
     colo_free(names);
 }
 

@@ -12,27 +12,27 @@
 
 /* One MIG GPU-instance profile, as nvidia-smi mig -lgip/-lgipp lists it. */
 typedef struct colo_mig_profile {
-    char *name;          /* "3g.40gb" */
-    int id;              /* GPU-instance profile ID */
+    char *name; /* "3g.40gb" */
+    int id;     /* GPU-instance profile ID */
     int sms;
-    int compute_slices;  /* of gpu->mig.compute_slices */
-    int memory_slices;   /* of gpu->mig.memory_slices; also the placement size */
-    int l2_eighths;      /* share of L2 in eighths */
+    int compute_slices; /* of gpu->mig.compute_slices */
+    int memory_slices;  /* of gpu->mig.memory_slices; also the placement size */
+    int l2_eighths;     /* share of L2 in eighths */
     double memory_gib;
     int copy_engines;
-    bool media;          /* has the media extensions (+me, or 7g) */
+    bool media; /* has the media extensions (+me, or 7g) */
     int max_count;
     int n_placements;
     int placements[COLO_MIG_MAX_SLOTS]; /* start slots on the memory-slice axis */
 } colo_mig_profile_t;
 
 typedef struct colo_gpu {
-    char *name;       /* file stem, e.g. "h100-sxm" */
+    char *name; /* file stem, e.g. "h100-sxm" */
     char *full_name;
     char *arch;
     char *compute_capability;
-    char *path;       /* file it was loaded from */
-    bool integrated;  /* shares memory with the CPU (Jetson) */
+    char *path;      /* file it was loaded from */
+    bool integrated; /* shares memory with the CPU (Jetson) */
     struct {
         int count, max_threads, max_warps, max_blocks, registers, max_registers_per_thread;
         int register_alloc_unit, shared_bytes, max_shared_per_block, reserved_shared_per_block;

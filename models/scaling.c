@@ -23,14 +23,18 @@ double colo_scale_factor(const colo_op_t *kernel, const colo_gpu_t *src, const c
     double compute = compute_rate(kernel, src) / compute_rate(kernel, dst);
     double memory = colo_gpu_dram_rate(src) / colo_gpu_dram_rate(dst);
     switch (kernel->kclass) {
-    case COLO_KCLASS_COMPUTE: return compute;
-    case COLO_KCLASS_MEMORY: return memory;
-    default: return compute > memory ? compute : memory;
+    case COLO_KCLASS_COMPUTE:
+        return compute;
+    case COLO_KCLASS_MEMORY:
+        return memory;
+    default:
+        return compute > memory ? compute : memory;
     }
 }
 
 colo_time_t colo_scale_kernel(const colo_op_t *kernel, const colo_gpu_t *src, const colo_gpu_t *dst)
 {
-    colo_time_t t = colo_time_from_ns((double)kernel->duration * colo_scale_factor(kernel, src, dst));
+    colo_time_t t =
+        colo_time_from_ns((double)kernel->duration * colo_scale_factor(kernel, src, dst));
     return t < 1 ? 1 : t;
 }

@@ -14,6 +14,7 @@
 double colo_scale_factor(const colo_op_t *kernel, const colo_gpu_t *src, const colo_gpu_t *dst);
 
 /* The kernel's duration on dst, at least 1 ns. */
-colo_time_t colo_scale_kernel(const colo_op_t *kernel, const colo_gpu_t *src, const colo_gpu_t *dst);
+colo_time_t colo_scale_kernel(const colo_op_t *kernel, const colo_gpu_t *src,
+                              const colo_gpu_t *dst);
 
 #endif

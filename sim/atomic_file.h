@@ -7,9 +7,9 @@
 #include <stdio.h>
 
 typedef struct colo_atomic_file {
-    FILE *f;        /* write here between open and commit */
-    char *path;     /* final name */
-    char *tmp;      /* temporary name in the same directory; NULL for "-" (stdout) */
+    FILE *f;    /* write here between open and commit */
+    char *path; /* final name */
+    char *tmp;  /* temporary name in the same directory; NULL for "-" (stdout) */
 } colo_atomic_file_t;
 
 /* Opens a temporary file beside path ("-" means standard output). 0 or a negative code with

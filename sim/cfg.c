@@ -24,8 +24,7 @@ int colo_cfg_read_file(config_t *cfg, const char *path, colo_error_t *err)
 {
     config_set_destructor(cfg, free_hook);
     FILE *f = fopen(path, "r"); /* for a precise message: libconfig only says "file I/O error" */
-    if (!f)
-        return colo_error_set(err, COLO_EIO, path, 0, NULL, "cannot open: %s", strerror(errno));
+    if (!f) return colo_error_set(err, COLO_EIO, path, 0, NULL, "cannot open: %s", strerror(errno));
     fclose(f);
     /* @include "x.cfg" resolves against the including file's folder, not the working one */
     char dir[4096];
@@ -134,15 +133,23 @@ int colo_cfg_check_keys(const colo_cfg_reader_t *r, const config_setting_t *s,
 static const char *type_name(int type)
 {
     switch (type) {
-    case CONFIG_TYPE_GROUP: return "a group { ... }";
+    case CONFIG_TYPE_GROUP:
+        return "a group { ... }";
     case CONFIG_TYPE_INT:
-    case CONFIG_TYPE_INT64: return "an integer";
-    case CONFIG_TYPE_FLOAT: return "a number";
-    case CONFIG_TYPE_STRING: return "a string";
-    case CONFIG_TYPE_BOOL: return "true or false";
-    case CONFIG_TYPE_ARRAY: return "an array [ ... ]";
-    case CONFIG_TYPE_LIST: return "a list ( ... )";
-    default: return "a value";
+    case CONFIG_TYPE_INT64:
+        return "an integer";
+    case CONFIG_TYPE_FLOAT:
+        return "a number";
+    case CONFIG_TYPE_STRING:
+        return "a string";
+    case CONFIG_TYPE_BOOL:
+        return "true or false";
+    case CONFIG_TYPE_ARRAY:
+        return "an array [ ... ]";
+    case CONFIG_TYPE_LIST:
+        return "a list ( ... )";
+    default:
+        return "a value";
     }
 }
 
@@ -289,7 +296,8 @@ static config_setting_t *child(config_setting_t *s, const char *comp)
     }
     if (parse_ll(comp, &idx) == 0)
         return (idx >= 0 && idx < config_setting_length(s))
-                   ? config_setting_get_elem(s, (unsigned)idx) : NULL;
+                   ? config_setting_get_elem(s, (unsigned)idx)
+                   : NULL;
     int n = config_setting_length(s);
     for (int i = 0; i < n; i++) {
         config_setting_t *e = config_setting_get_elem(s, (unsigned)i);
@@ -318,7 +326,8 @@ static int assign(config_setting_t *parent, config_setting_t *s, const char *nam
         if (!config_setting_is_scalar(s))
             return colo_error_set(err, COLO_EINVAL, "--set", index, key,
                                   "is %s; --set only sets single values", type_name(t));
-        if (t == CONFIG_TYPE_STRING) want = CONFIG_TYPE_STRING;
+        if (t == CONFIG_TYPE_STRING)
+            want = CONFIG_TYPE_STRING;
         else if (t == CONFIG_TYPE_BOOL) {
             if (!is_bool)
                 return colo_error_set(err, COLO_EINVAL, "--set", index, key,
@@ -328,36 +337,47 @@ static int assign(config_setting_t *parent, config_setting_t *s, const char *nam
             if (!is_num)
                 return colo_error_set(err, COLO_EINVAL, "--set", index, key,
                                       "expects a number, got '%s'", value);
-            want = !is_int ? CONFIG_TYPE_FLOAT
+            want = !is_int                                                    ? CONFIG_TYPE_FLOAT
                    : (t == CONFIG_TYPE_INT && (iv < INT_MIN || iv > INT_MAX)) ? CONFIG_TYPE_INT64
                                                                               : t;
         }
         if (want != t) {
             /* Change kind (e.g. integer -> float): only members of groups can be replaced. */
             if (!config_setting_is_group(parent) || !name)
-                return colo_error_set(err, COLO_EINVAL, "--set", index, key,
-                                      "expects %s here", type_name(t));
+                return colo_error_set(err, COLO_EINVAL, "--set", index, key, "expects %s here",
+                                      type_name(t));
             config_setting_remove(parent, name);
             s = NULL;
         }
     } else {
-        want = is_bool ? CONFIG_TYPE_BOOL
-                       : is_int ? CONFIG_TYPE_INT64 : is_num ? CONFIG_TYPE_FLOAT : CONFIG_TYPE_STRING;
+        want = is_bool  ? CONFIG_TYPE_BOOL
+               : is_int ? CONFIG_TYPE_INT64
+               : is_num ? CONFIG_TYPE_FLOAT
+                        : CONFIG_TYPE_STRING;
     }
     if (!s) {
         if (!config_setting_is_group(parent))
-            return colo_error_set(err, COLO_EINVAL, "--set", index, key,
-                                  "no such element to set");
+            return colo_error_set(err, COLO_EINVAL, "--set", index, key, "no such element to set");
         s = config_setting_add(parent, name, want);
         if (!s) return colo_error_set(err, COLO_EINVAL, "--set", index, key, "cannot create key");
     }
     int ok;
     switch (want) {
-    case CONFIG_TYPE_BOOL: ok = config_setting_set_bool(s, strcmp(value, "true") == 0); break;
-    case CONFIG_TYPE_INT64: ok = config_setting_set_int64(s, iv); break;
-    case CONFIG_TYPE_INT: ok = config_setting_set_int(s, (int)iv); break;
-    case CONFIG_TYPE_FLOAT: ok = config_setting_set_float(s, fv); break;
-    default: ok = config_setting_set_string(s, value); break;
+    case CONFIG_TYPE_BOOL:
+        ok = config_setting_set_bool(s, strcmp(value, "true") == 0);
+        break;
+    case CONFIG_TYPE_INT64:
+        ok = config_setting_set_int64(s, iv);
+        break;
+    case CONFIG_TYPE_INT:
+        ok = config_setting_set_int(s, (int)iv);
+        break;
+    case CONFIG_TYPE_FLOAT:
+        ok = config_setting_set_float(s, fv);
+        break;
+    default:
+        ok = config_setting_set_string(s, value);
+        break;
     }
     if (!ok) return colo_error_set(err, COLO_EINVAL, "--set", index, key, "cannot set value");
     struct override_mark *m = config_setting_get_hook(s);

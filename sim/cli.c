@@ -88,7 +88,8 @@ static void print_error(const colo_error_t *e)
     fprintf(stderr, "%s\n", buf);
 }
 
-static int usage_error(const char *usage, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int usage_error(const char *usage, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 static int usage_error(const char *usage, const char *fmt, ...)
 {
     va_list ap;
@@ -140,11 +141,21 @@ static int parse_scenario_opts(int argc, char **argv, const char *usage, int all
     opterr = 0;
     while ((c = getopt_long(argc, argv, allow_output ? "o:qh" : "h", longopts, NULL)) != -1) {
         switch (c) {
-        case 'o': o->output = optarg; break;
-        case 'q': o->quiet = 1; break;
-        case 'S': seed = optarg; break;
-        case 's': o->sets[o->n_sets++] = optarg; break;
-        case 'h': fputs(usage, stdout); return -1;
+        case 'o':
+            o->output = optarg;
+            break;
+        case 'q':
+            o->quiet = 1;
+            break;
+        case 'S':
+            seed = optarg;
+            break;
+        case 's':
+            o->sets[o->n_sets++] = optarg;
+            break;
+        case 'h':
+            fputs(usage, stdout);
+            return -1;
         default:
             return usage_error(usage, "unknown or incomplete option '%s'", argv[optind - 1]);
         }
@@ -152,8 +163,9 @@ static int parse_scenario_opts(int argc, char **argv, const char *usage, int all
     if (!allow_output && (o->output || o->quiet))
         return usage_error(usage, "%s", "check takes no output options");
     if (optind != argc - 1)
-        return usage_error(usage, "%s", optind >= argc ? "a scenario FILE is required"
-                                                        : "exactly one scenario FILE, please");
+        return usage_error(usage, "%s",
+                           optind >= argc ? "a scenario FILE is required"
+                                          : "exactly one scenario FILE, please");
     o->file = argv[optind];
     if (seed) {
         char *end;
@@ -249,10 +261,10 @@ static int cmd_check(int argc, char **argv)
         double load = t->arrival.rate * COLO_TO_S(alone);
         total += load;
         printf("  %-14s trace %s\n", t->name, t->trace_path);
-        printf("  %-14s   %s, batch %d: %zu kernels, %zu copies, measured on %s\n", "",
-               tr->model, tr->batch, tr->n_kernels, tr->n_copies, tr->gpu);
-        printf("  %-14s   alone on %s: %.3f ms per request (kernels on %s: %.3f ms)\n", "",
-               g->name, COLO_TO_MS(alone), tr->gpu, COLO_TO_MS(tr->kernel_time));
+        printf("  %-14s   %s, batch %d: %zu kernels, %zu copies, measured on %s\n", "", tr->model,
+               tr->batch, tr->n_kernels, tr->n_copies, tr->gpu);
+        printf("  %-14s   alone on %s: %.3f ms per request (kernels on %s: %.3f ms)\n", "", g->name,
+               COLO_TO_MS(alone), tr->gpu, COLO_TO_MS(tr->kernel_time));
         char slo[32] = "none";
         if (t->slo > 0) snprintf(slo, sizeof slo, "%.6g ms", t->slo_ms);
         printf("  %-14s   arrivals %s at %.6g/s; SLO %s; offered load %.1f %% of the GPU\n", "",
@@ -280,8 +292,10 @@ static void print_gpu(const colo_gpu_t *g)
            g->sm.clock_mhz);
     printf("  L2          %.1f MB in %d slices, %d partition%s, ", (double)g->l2.bytes / 1048576.0,
            g->l2.slices, g->l2.partitions, g->l2.partitions == 1 ? "" : "s");
-    if (g->l2.bandwidth_gbps > 0) printf("%.0f GB/s\n", g->l2.bandwidth_gbps);
-    else printf("bandwidth unknown\n");
+    if (g->l2.bandwidth_gbps > 0)
+        printf("%.0f GB/s\n", g->l2.bandwidth_gbps);
+    else
+        printf("bandwidth unknown\n");
     printf("  memory      %.0f GiB %s, %d channels, %.1f GB/s peak, %.0f %% achievable "
            "(%.0f GB/s)\n",
            g->memory.size_gib, g->memory.type, g->memory.channels, g->memory.peak_gbps,
@@ -347,8 +361,8 @@ static int cmd_gpus(int argc, char **argv)
         fprintf(stderr, "colosim: out of memory\n");
         return 1;
     }
-    printf("%-11s %-30s %4s %9s %-6s %9s %6s  %s\n", "name", "GPU", "SMs", "memory", "", "DRAM GB/s",
-           "L2 MB", "MIG");
+    printf("%-11s %-30s %4s %9s %-6s %9s %6s  %s\n", "name", "GPU", "SMs", "memory", "",
+           "DRAM GB/s", "L2 MB", "MIG");
     int status = 0;
     for (size_t i = 0; i < n; i++) {
         colo_gpu_t *g;
@@ -391,7 +405,8 @@ static int cmd_trace(int argc, char **argv)
            t->copy_bytes[COLO_COPY_D2H]);
     const char *k;
     json_t *v;
-    json_object_foreach(t->provenance, k, v) {
+    json_object_foreach(t->provenance, k, v)
+    {
         char *s = json_dumps(v, JSON_ENCODE_ANY);
         printf("  %-12s %s\n", k, json_is_string(v) ? json_string_value(v) : s ? s : "?");
         colo_free(s);
@@ -415,16 +430,24 @@ static int cmd_import(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
         char *end;
         switch (c) {
-        case 'o': out = optarg; break;
-        case 'm': model = optarg; break;
-        case 'g': gpu = optarg; break;
+        case 'o':
+            out = optarg;
+            break;
+        case 'm':
+            model = optarg;
+            break;
+        case 'g':
+            gpu = optarg;
+            break;
         case 'b':
             batch = strtol(optarg, &end, 10);
             if (*end || batch < 1 || batch > 1000000)
                 return usage_error(usage_import, "--batch takes a positive integer, not '%s'",
                                    optarg);
             break;
-        case 'h': fputs(usage_import, stdout); return 0;
+        case 'h':
+            fputs(usage_import, stdout);
+            return 0;
         default:
             return usage_error(usage_import, "unknown or incomplete option '%s'", argv[optind - 1]);
         }
@@ -440,8 +463,10 @@ static int cmd_import(int argc, char **argv)
     if (!model && gb) model = guessed;
     if (!batch) batch = gb;
     if (!model || !batch)
-        return usage_error(usage_import, "cannot tell model and batch from '%s': give --model "
-                                         "and --batch", csv);
+        return usage_error(usage_import,
+                           "cannot tell model and batch from '%s': give --model "
+                           "and --batch",
+                           csv);
     colo_error_t err;
     colo_error_clear(&err);
     colo_gpu_t *g;

@@ -15,12 +15,14 @@
     X(UNSUPPORTED, "not supported by this version")                                                \
     X(STATE, "invalid state")
 
+/* clang-format off */
 enum colo__errno_index {
 #define COLO__X(name, msg) COLO__EIDX_##name,
     COLO_ERRNO_MAP(COLO__X)
 #undef COLO__X
     COLO__EIDX_COUNT
 };
+/* clang-format on */
 
 enum colo_errno {
     COLO_OK = 0,
@@ -36,11 +38,11 @@ const char *colo_err_name(int code);
 /* An error in something a user gave: which file, which line (0 if not known), which key.
  * The first error set wins, as in Jansson's json_error_t. */
 typedef struct colo_error {
-    int code;          /* a COLO_E* code, 0 while no error is set */
-    char source[512];  /* file name as the user gave it, or "--set" for a command-line override */
-    int line;          /* 1-based, 0 when unknown */
-    char key[256];     /* dotted key path, e.g. "tenants.[0].arrival.rate"; may be empty */
-    char text[768];    /* what is wrong, in words */
+    int code;         /* a COLO_E* code, 0 while no error is set */
+    char source[512]; /* file name as the user gave it, or "--set" for a command-line override */
+    int line;         /* 1-based, 0 when unknown */
+    char key[256];    /* dotted key path, e.g. "tenants.[0].arrival.rate"; may be empty */
+    char text[768];   /* what is wrong, in words */
 } colo_error_t;
 
 void colo_error_clear(colo_error_t *e);

@@ -18,7 +18,7 @@
  * one word the scheduling sequence number (high 40 bits, breaks ties) and the payload's slot
  * (low 24 bits). Comparing that word compares sequence numbers, which are unique. */
 #define SLOT_BITS 24
-#define MAX_SLOTS (1u << SLOT_BITS)            /* pending events at most: 16.7 million */
+#define MAX_SLOTS (1u << SLOT_BITS)                 /* pending events at most: 16.7 million */
 #define SEQ_LIMIT (UINT64_C(1) << (64 - SLOT_BITS)) /* renumber before the sequence wraps */
 
 struct colo_eq_node {
@@ -30,7 +30,7 @@ struct colo_eq_slot {
     colo_event_fn fn;
     void *obj;
     int64_t arg;
-    uint32_t pos;  /* index in heap while pending; next free slot while free */
+    uint32_t pos; /* index in heap while pending; next free slot while free */
     uint32_t gen;
 };
 

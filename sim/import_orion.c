@@ -37,10 +37,12 @@ static int split_csv(char *line, char **fields, int max)
                 }
             }
             *w = '\0';
-            while (*p && *p != ',') p++; /* tolerate junk after the closing quote */
+            while (*p && *p != ',')
+                p++; /* tolerate junk after the closing quote */
         } else {
             fields[n++] = p;
-            while (*p && *p != ',') p++;
+            while (*p && *p != ',')
+                p++;
         }
         if (*p != ',') break;
         *p++ = '\0';
@@ -51,16 +53,19 @@ static int split_csv(char *line, char **fields, int max)
 static void chomp(char *s)
 {
     size_t n = strlen(s);
-    while (n && (s[n - 1] == '\n' || s[n - 1] == '\r')) s[--n] = '\0';
+    while (n && (s[n - 1] == '\n' || s[n - 1] == '\r'))
+        s[--n] = '\0';
 }
 
 static int parse_num(const char *s, double *v)
 {
     char *end;
     errno = 0;
-    while (isspace((unsigned char)*s)) s++;
+    while (isspace((unsigned char)*s))
+        s++;
     double x = strtod(s, &end);
-    while (isspace((unsigned char)*end)) end++;
+    while (isspace((unsigned char)*end))
+        end++;
     if (end == s || *end || errno || !isfinite(x)) return -1;
     *v = x;
     return 0;
@@ -73,12 +78,14 @@ static int read_rows(FILE *f, const char *path, colo_trace_t *t, colo_error_t *e
     int col_of[N_COLS];
     int lineno = 0, rc = 0;
     char *fields[16];
-    for (int c = 0; c < N_COLS; c++) col_of[c] = -1;
+    for (int c = 0; c < N_COLS; c++)
+        col_of[c] = -1;
 
     while (getline(&line, &cap, f) >= 0) {
         lineno++;
         chomp(line);
-        if (lineno == 1 && (unsigned char)line[0] == 0xEF) memmove(line, line + 3, strlen(line + 3) + 1);
+        if (lineno == 1 && (unsigned char)line[0] == 0xEF)
+            memmove(line, line + 3, strlen(line + 3) + 1);
         if (line[0] == '\0') continue;
         int n = split_csv(line, fields, 15);
         if (n < 0) {
@@ -113,7 +120,8 @@ static int read_rows(FILE *f, const char *path, colo_trace_t *t, colo_error_t *e
         }
         if (rc) break;
         const char *name = fields[col_of[COL_NAME]];
-        if (!name[0]) rc = colo_error_set(err, COLO_EPARSE, path, lineno, "Name", "empty");
+        if (!name[0])
+            rc = colo_error_set(err, COLO_EPARSE, path, lineno, "Name", "empty");
         else if (v[COL_SM_USAGE] < 1 || v[COL_SM_USAGE] > 2147483647.0 ||
                  v[COL_SM_USAGE] != floor(v[COL_SM_USAGE]))
             rc = colo_error_set(err, COLO_ERANGE, path, lineno, "SM_usage",
@@ -166,14 +174,14 @@ int colo_import_orion(const char *csv_path, const char *model, int batch, const 
         const char *base = strrchr(csv_path, '/');
         base = base ? base + 1 : csv_path;
         char src[512];
-        snprintf(src, sizeof src, "Orion (Strati et al., EuroSys'24) per-kernel inference profile %s",
-                 base);
+        snprintf(src, sizeof src,
+                 "Orion (Strati et al., EuroSys'24) per-kernel inference profile %s", base);
         int bad = json_object_set_new(t->provenance, "source", json_string(src));
         bad |= json_object_set_new(t->provenance, "measured_on", json_string(gpu));
         bad |= json_object_set_new(t->provenance, "license",
                                    json_string("MIT, Copyright (c) 2023 - present ETH Zurich"));
-        bad |= json_object_set_new(t->provenance, "converted_by",
-                                   json_string("colosim import orion"));
+        bad |=
+            json_object_set_new(t->provenance, "converted_by", json_string("colosim import orion"));
         bad |= json_object_set_new(
             t->provenance, "notes",
             json_string("grid = SM_usage (thread blocks); class from Profile; block size, "
@@ -197,7 +205,8 @@ int colo_orion_guess_name(const char *path, char *buf, size_t n)
     const char *fwd = strstr(base, "_fwd");
     if (!fwd) return 0;
     const char *u = fwd;
-    while (u > base && isdigit((unsigned char)u[-1])) u--;
+    while (u > base && isdigit((unsigned char)u[-1]))
+        u--;
     if (u == fwd || u == base || u[-1] != '_') return 0;
     size_t mlen = (size_t)(u - 1 - base);
     if (mlen + 1 > n) return 0;

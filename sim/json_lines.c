@@ -15,8 +15,10 @@ static void skip_ws(struct scan *sc)
 {
     while (sc->i < sc->len) {
         char c = sc->s[sc->i];
-        if (c == '\n') sc->line++;
-        else if (c != ' ' && c != '\t' && c != '\r') break;
+        if (c == '\n')
+            sc->line++;
+        else if (c != ' ' && c != '\t' && c != '\r')
+            break;
         sc->i++;
     }
 }
@@ -52,7 +54,8 @@ static void skip_value(struct scan *sc)
         } else if (c == ',' || c == ':') {
             sc->i++;
         } else {
-            while (sc->i < sc->len && !strchr(" \t\r\n,]}", sc->s[sc->i])) sc->i++;
+            while (sc->i < sc->len && !strchr(" \t\r\n,]}", sc->s[sc->i]))
+                sc->i++;
         }
     } while (depth > 0 && sc->i < sc->len);
 }

@@ -26,7 +26,8 @@ int colo_latency_summarise(const colo_samples_t *s, colo_latency_summary_t *out)
     if (s->n == 0) return 0;
     double *ms = colo_malloc(s->n * sizeof *ms);
     if (!ms) return COLO_ENOMEM;
-    for (size_t i = 0; i < s->n; i++) ms[i] = COLO_TO_MS(s->v[i]);
+    for (size_t i = 0; i < s->n; i++)
+        ms[i] = COLO_TO_MS(s->v[i]);
     gsl_sort(ms, 1, s->n);
     out->n = s->n;
     out->mean_ms = gsl_stats_mean(ms, 1, s->n);

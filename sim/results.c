@@ -57,26 +57,26 @@ json_t *colo_results_json(const colo_sim_t *sim, const char *const *overrides, s
         json_decref(ovr);
         return NULL;
     }
-    json_t *sharing = json_pack(
-        "{s:s,s:s,s:f,s:f}", "mode", colo_share_mode_name(sc->sharing.mode), "timeslice",
-        sc->sharing.timeslice_name, "timeslice_us", (double)sc->sharing.timeslice / 1e3,
-        "switch_us", (double)sc->sharing.switch_cost / 1e3);
+    json_t *sharing =
+        json_pack("{s:s,s:s,s:f,s:f}", "mode", colo_share_mode_name(sc->sharing.mode), "timeslice",
+                  sc->sharing.timeslice_name, "timeslice_us", (double)sc->sharing.timeslice / 1e3,
+                  "switch_us", (double)sc->sharing.switch_cost / 1e3);
     json_t *scenario = json_pack(
         "{s:s,s:o,s:s,s:f,s:f,s:f,s:o,s:o}", "file", sc->path, "description",
         sc->description ? json_string(sc->description) : json_null(), "gpu", sc->gpu->name,
         "duration_s", COLO_TO_S(sc->duration), "warmup_s", COLO_TO_S(sc->warmup), "drain_s",
         COLO_TO_S(sc->drain), "sharing", sharing, "overrides", ovr);
-    json_t *gpu = json_pack("{s:f,s:f,s:I,s:I}", "busy_fraction", fraction(sim->ts.busy, window),
-                            "switching_fraction", fraction(sim->ts.switching, window),
-                            "context_switches", (json_int_t)sim->ts.switches, "preemptions",
-                            (json_int_t)sim->ts.preemptions);
-    json_t *pcie = json_pack("{s:f,s:f}", "h2d_busy_fraction",
-                             fraction(sim->pcie[0].busy_time, window), "d2h_busy_fraction",
-                             fraction(sim->pcie[1].busy_time, window));
+    json_t *gpu =
+        json_pack("{s:f,s:f,s:I,s:I}", "busy_fraction", fraction(sim->ts.busy, window),
+                  "switching_fraction", fraction(sim->ts.switching, window), "context_switches",
+                  (json_int_t)sim->ts.switches, "preemptions", (json_int_t)sim->ts.preemptions);
+    json_t *pcie =
+        json_pack("{s:f,s:f}", "h2d_busy_fraction", fraction(sim->pcie[0].busy_time, window),
+                  "d2h_busy_fraction", fraction(sim->pcie[1].busy_time, window));
     return json_pack("{s:{s:s,s:i},s:o,s:I,s:o,s:o,s:o,s:{s:I,s:f}}", "colosim", "version",
                      COLO_VERSION, "results_format", 1, "scenario", scenario, "seed",
-                     (json_int_t)sc->seed, "tenants", tenants, "gpu", gpu, "pcie", pcie,
-                     "engine", "events", (json_int_t)sim->eq.popped, "simulated_s",
+                     (json_int_t)sc->seed, "tenants", tenants, "gpu", gpu, "pcie", pcie, "engine",
+                     "events", (json_int_t)sim->eq.popped, "simulated_s",
                      COLO_TO_S(sim->last_event));
 }
 
@@ -115,17 +115,19 @@ void colo_results_print(json_t *r, FILE *f)
             json_string_value(json_object_get(sc, "file")),
             json_string_value(json_object_get(sc, "gpu")),
             (long long)json_integer_value(json_object_get(r, "seed")));
-    fprintf(f, "sharing: %s (%s slice %.0f us, switch %.0f us); measured %.1f s after %.1f s warm-up\n\n",
-            json_string_value(json_object_get(sh, "mode")),
-            json_string_value(json_object_get(sh, "timeslice")), num(sh, "timeslice_us"),
-            num(sh, "switch_us"), num(sc, "duration_s") - num(sc, "warmup_s"),
-            num(sc, "warmup_s"));
+    fprintf(
+        f,
+        "sharing: %s (%s slice %.0f us, switch %.0f us); measured %.1f s after %.1f s warm-up\n\n",
+        json_string_value(json_object_get(sh, "mode")),
+        json_string_value(json_object_get(sh, "timeslice")), num(sh, "timeslice_us"),
+        num(sh, "switch_us"), num(sc, "duration_s") - num(sc, "warmup_s"), num(sc, "warmup_s"));
     fprintf(f, "%-16s %8s %7s %7s %5s %5s %8s | %8s %8s %8s %8s %8s | %7s %7s\n", "tenant",
             "alone ms", "rate/s", "arrived", "drop", "left", "tput/s", "mean ms", "p50", "p90",
             "p99", "p99.9", "SLO ms", "met %");
     size_t i;
     json_t *t;
-    json_array_foreach(json_object_get(r, "tenants"), i, t) {
+    json_array_foreach(json_object_get(r, "tenants"), i, t)
+    {
         json_t *lat = json_object_get(t, "latency_ms");
         json_t *slo = json_object_get(t, "slo_ms"), *att = json_object_get(t, "slo_attainment");
         char slo_s[16] = "-", att_s[16] = "-";

@@ -19,16 +19,20 @@
 const char *colo_share_mode_name(colo_share_mode_t m)
 {
     switch (m) {
-    case COLO_SHARE_TIMESLICE: return "timeslice";
-    case COLO_SHARE_MPS: return "mps";
-    case COLO_SHARE_MIG: return "mig";
-    case COLO_SHARE_GREEN: return "green";
+    case COLO_SHARE_TIMESLICE:
+        return "timeslice";
+    case COLO_SHARE_MPS:
+        return "mps";
+    case COLO_SHARE_MIG:
+        return "mig";
+    case COLO_SHARE_GREEN:
+        return "green";
     }
     return "?";
 }
 
-static int seconds(const colo_cfg_reader_t *r, const config_setting_t *g, const char *key, int flags,
-                   colo_time_t *out)
+static int seconds(const colo_cfg_reader_t *r, const config_setting_t *g, const char *key,
+                   int flags, colo_time_t *out)
 {
     double s;
     int rc = colo_cfg_double(r, g, key, flags, &s);
@@ -51,11 +55,13 @@ static int read_sharing(const colo_cfg_reader_t *r, const config_setting_t *root
     const char *mode;
     if ((rc = colo_cfg_string(r, g, "mode", REQ, &mode))) return rc;
     const config_setting_t *ms = config_setting_get_member(g, "mode");
-    if (strcmp(mode, "timeslice") == 0) sc->sharing.mode = COLO_SHARE_TIMESLICE;
+    if (strcmp(mode, "timeslice") == 0)
+        sc->sharing.mode = COLO_SHARE_TIMESLICE;
     else if (strcmp(mode, "mps") == 0 || strcmp(mode, "mig") == 0 || strcmp(mode, "green") == 0)
         return colo_cfg_error(r, ms, COLO_EUNSUPPORTED,
                               "'%s' is a sharing mode this version of colosim does not simulate "
-                              "yet (it simulates: timeslice)", mode);
+                              "yet (it simulates: timeslice)",
+                              mode);
     else
         return colo_cfg_error(r, ms, COLO_EINVAL,
                               "unknown sharing mode '%s' (expected timeslice, mps, mig or green)",
@@ -67,14 +73,19 @@ static int read_sharing(const colo_cfg_reader_t *r, const config_setting_t *root
     const config_setting_t *ts = config_setting_get_member(g, "timeslice");
     if (ts && config_setting_type(ts) == CONFIG_TYPE_STRING) {
         name = config_setting_get_string(ts);
-        if (strcmp(name, "default") == 0) slice = gpu->timeslice.default_ns;
-        else if (strcmp(name, "short") == 0) slice = gpu->timeslice.short_ns;
-        else if (strcmp(name, "medium") == 0) slice = gpu->timeslice.medium_ns;
-        else if (strcmp(name, "long") == 0) slice = gpu->timeslice.long_ns;
+        if (strcmp(name, "default") == 0)
+            slice = gpu->timeslice.default_ns;
+        else if (strcmp(name, "short") == 0)
+            slice = gpu->timeslice.short_ns;
+        else if (strcmp(name, "medium") == 0)
+            slice = gpu->timeslice.medium_ns;
+        else if (strcmp(name, "long") == 0)
+            slice = gpu->timeslice.long_ns;
         else
             return colo_cfg_error(r, ts, COLO_EINVAL,
                                   "unknown time slice '%s' (expected default, short, medium, "
-                                  "long, or a length in microseconds)", name);
+                                  "long, or a length in microseconds)",
+                                  name);
     } else if (ts) {
         double us;
         if ((rc = colo_cfg_double(r, g, "timeslice", POS, &us))) return rc;
@@ -101,8 +112,10 @@ static int path_join(const char *dir, const char *rel, char **out)
     size_t n = strlen(dir) + strlen(rel) + 2;
     *out = colo_malloc(n);
     if (!*out) return COLO_ENOMEM;
-    if (rel[0] == '/' || !dir[0]) snprintf(*out, n, "%s", rel);
-    else snprintf(*out, n, "%s/%s", dir, rel);
+    if (rel[0] == '/' || !dir[0])
+        snprintf(*out, n, "%s", rel);
+    else
+        snprintf(*out, n, "%s/%s", dir, rel);
     return 0;
 }
 
@@ -161,8 +174,8 @@ static int read_tenant(const colo_cfg_reader_t *r, const config_setting_t *t, co
     if ((rc = colo_cfg_string(r, t, "name", REQ, &name))) return rc;
     const config_setting_t *ns = config_setting_get_member(t, "name");
     if (!valid_name(name) || strlen(name) > 64)
-        return colo_cfg_error(r, ns, COLO_EINVAL,
-                              "'%s': use up to 64 letters, digits and _ - +", name);
+        return colo_cfg_error(r, ns, COLO_EINVAL, "'%s': use up to 64 letters, digits and _ - +",
+                              name);
     for (size_t j = 0; j < i; j++)
         if (strcmp(sc->tenants[j].name, name) == 0)
             return colo_cfg_error(r, ns, COLO_EINVAL, "tenant name '%s' is used twice", name);
@@ -207,8 +220,9 @@ static int read_tenant(const colo_cfg_reader_t *r, const config_setting_t *t, co
 static int read_scenario(const colo_cfg_reader_t *r, const config_setting_t *root,
                          colo_scenario_t *sc)
 {
-    static const char *const keys[] = {"description", "gpu", "seed", "duration_s", "warmup_s",
-                                       "drain_s", "sharing", "tenants", NULL};
+    static const char *const keys[] = {"description", "gpu",      "seed",
+                                       "duration_s",  "warmup_s", "drain_s",
+                                       "sharing",     "tenants",  NULL};
     int rc = colo_cfg_check_keys(r, root, keys);
     if (rc) return rc;
     const char *desc = NULL, *gpu;
@@ -219,8 +233,7 @@ static int read_scenario(const colo_cfg_reader_t *r, const config_setting_t *roo
     const char *gsrc;
     int gline;
     colo_cfg_location(r, config_setting_get_member(root, "gpu"), &gsrc, &gline);
-    if ((rc = colo_gpu_open(gpu, sc->dir, &sc->gpu, gsrc, gline, "gpu", r->err)))
-        return rc;
+    if ((rc = colo_gpu_open(gpu, sc->dir, &sc->gpu, gsrc, gline, "gpu", r->err))) return rc;
 
     long long seed = 1;
     if ((rc = colo_cfg_int(r, root, "seed", COLO_CFG_NONNEG, &seed)) < 0) return rc;
@@ -259,8 +272,10 @@ int colo_scenario_load(const char *path, const char *const *overrides, size_t n_
     int rc = COLO_ENOMEM;
     const char *slash = strrchr(path, '/');
     if ((sc->path = colo_strdup(path)) && (sc->dir = colo_strdup(path))) {
-        if (slash) sc->dir[slash - path] = '\0';
-        else sc->dir[0] = '\0';
+        if (slash)
+            sc->dir[slash - path] = '\0';
+        else
+            sc->dir[0] = '\0';
         if (slash == path) sc->dir[0] = '/', sc->dir[1] = '\0';
         rc = 0;
     }

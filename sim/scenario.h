@@ -19,26 +19,26 @@ typedef enum {
 
 typedef struct colo_tenant_cfg {
     char *name;
-    char *trace_path;          /* resolved against the scenario's folder */
-    const colo_trace_t *trace; /* borrowed from the scenario's trace table */
+    char *trace_path;            /* resolved against the scenario's folder */
+    const colo_trace_t *trace;   /* borrowed from the scenario's trace table */
     const colo_gpu_t *trace_gpu; /* the GPU the trace was measured on (borrowed, ditto) */
     colo_arrival_cfg_t arrival;
-    double slo_ms;             /* 0: no SLO given */
+    double slo_ms; /* 0: no SLO given */
     colo_time_t slo;
 } colo_tenant_cfg_t;
 
 typedef struct colo_scenario {
-    char *path;                /* as given */
-    char *dir;                 /* its folder, for relative paths */
-    char *description;         /* may be NULL */
+    char *path;        /* as given */
+    char *dir;         /* its folder, for relative paths */
+    char *description; /* may be NULL */
     colo_gpu_t *gpu;
     uint64_t seed;
-    colo_time_t duration;      /* arrivals happen in [0, duration) */
-    colo_time_t warmup;        /* requests arriving before this are not measured */
-    colo_time_t drain;         /* after duration, time allowed for requests in flight */
+    colo_time_t duration; /* arrivals happen in [0, duration) */
+    colo_time_t warmup;   /* requests arriving before this are not measured */
+    colo_time_t drain;    /* after duration, time allowed for requests in flight */
     struct {
         colo_share_mode_t mode;
-        char *timeslice_name;  /* "default", "short", "medium", "long", or "custom" */
+        char *timeslice_name; /* "default", "short", "medium", "long", or "custom" */
         colo_time_t timeslice;
         colo_time_t switch_cost;
     } sharing;

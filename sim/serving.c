@@ -159,7 +159,8 @@ static void on_arrival(void *obj, int64_t arg)
             fail(sim, COLO_ENOMEM);
             return;
         }
-        for (size_t i = 0; i < t->qlen; i++) q[i] = t->queue[(t->qhead + i) % t->qcap];
+        for (size_t i = 0; i < t->qlen; i++)
+            q[i] = t->queue[(t->qhead + i) % t->qcap];
         colo_free(t->queue);
         t->queue = q;
         t->qcap = ncap;
@@ -226,8 +227,9 @@ int colo_sim_run(colo_sim_t *sim, colo_error_t *err)
     }
     colo_ts_close(&sim->ts, sim->end);
     int rc = sim->failed ? sim->failed : sim->ts.failed;
-    if (rc) return colo_error_set(err, rc, sim->sc->path, 0, NULL, "simulation stopped: %s",
-                                  colo_strerror(rc));
+    if (rc)
+        return colo_error_set(err, rc, sim->sc->path, 0, NULL, "simulation stopped: %s",
+                              colo_strerror(rc));
     return 0;
 }
 
@@ -244,7 +246,8 @@ void colo_sim_free(colo_sim_t *sim)
         }
         colo_free(sim->t);
     }
-    for (int d = 0; d < 2; d++) colo_free(sim->pcie[d].waiting);
+    for (int d = 0; d < 2; d++)
+        colo_free(sim->pcie[d].waiting);
     colo_ts_fini(&sim->ts);
     colo_eq_fini(&sim->eq);
     colo_free(sim);

@@ -20,8 +20,8 @@ typedef struct colo_tenant_run {
     size_t idx;
     const colo_tenant_cfg_t *cfg;
     gsl_rng *rng;
-    colo_time_t *op_time;    /* per op: kernel duration on the target GPU, or copy time */
-    colo_time_t isolated;    /* one request alone, start to finish */
+    colo_time_t *op_time; /* per op: kernel duration on the target GPU, or copy time */
+    colo_time_t isolated; /* one request alone, start to finish */
     /* waiting requests: ring buffer of arrival times */
     colo_time_t *queue;
     size_t qcap, qhead, qlen;
@@ -39,10 +39,10 @@ typedef struct colo_tenant_run {
 
 /* One PCIe direction: transfers in FIFO order, one at a time at the link's rate. */
 struct colo_pcie_dir {
-    size_t *waiting;         /* tenant indices, ring buffer of n tenants */
+    size_t *waiting; /* tenant indices, ring buffer of n tenants */
     size_t head, len;
     bool busy;
-    colo_time_t busy_time;   /* in the window */
+    colo_time_t busy_time; /* in the window */
 };
 
 typedef struct colo_sim {
@@ -52,9 +52,9 @@ typedef struct colo_sim {
     size_t n;
     colo_tenant_run_t *t;
     struct colo_pcie_dir pcie[2];
-    colo_time_t end;         /* duration + drain: nothing runs past this */
+    colo_time_t end; /* duration + drain: nothing runs past this */
     colo_time_t last_event;
-    int failed;              /* first error met inside an event */
+    int failed; /* first error met inside an event */
 } colo_sim_t;
 
 /* Builds a run of scenario sc (borrowed; must outlive the run): scales every kernel to the

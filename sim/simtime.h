@@ -9,9 +9,9 @@ typedef int64_t colo_time_t;
 
 #define COLO_TIME_MAX INT64_MAX
 #define COLO_NS(x) ((colo_time_t)(x))
-#define COLO_US(x) ((colo_time_t)(x) * 1000)
-#define COLO_MS(x) ((colo_time_t)(x) * 1000000)
-#define COLO_S(x) ((colo_time_t)(x) * 1000000000)
+#define COLO_US(x) ((colo_time_t)(x)*1000)
+#define COLO_MS(x) ((colo_time_t)(x)*1000000)
+#define COLO_S(x) ((colo_time_t)(x)*1000000000)
 
 /* Conversions for output only: results are reported in ms or s, never computed in them. */
 #define COLO_TO_MS(t) ((double)(t) / 1e6)

@@ -13,8 +13,8 @@ void colo_add_clipped(colo_time_t *acc, colo_time_t a, colo_time_t b, colo_time_
     if (b > a) *acc += b - a;
 }
 
-int colo_ts_init(colo_ts_t *ts, colo_eq_t *eq, size_t n, colo_time_t slice,
-                 colo_time_t switch_cost, colo_ts_done_fn on_done, void *obj)
+int colo_ts_init(colo_ts_t *ts, colo_eq_t *eq, size_t n, colo_time_t slice, colo_time_t switch_cost,
+                 colo_ts_done_fn on_done, void *obj)
 {
     memset(ts, 0, sizeof *ts);
     ts->ctx = colo_calloc(n, sizeof *ts->ctx);
@@ -45,7 +45,6 @@ void colo_ts_set_window(colo_ts_t *ts, colo_time_t w0, colo_time_t w1)
 
 /* A failed schedule means the heap could not grow: the first failure is kept and the run's
  * loop stops on it (colo_ts_t.failed). */
-#define must(rc) note_failure(ts, (rc))
 static void note_failure(colo_ts_t *ts, int rc)
 {
     if (rc && !ts->failed) ts->failed = rc;
@@ -69,15 +68,16 @@ static void start_kernel(colo_ts_t *ts)
     colo_time_t now = ts->eq->now;
     ts->running = true;
     ts->run_start = now;
-    must(colo_eq_schedule(ts->eq, now + ts->ctx[ts->owner].remaining, on_kernel_done, ts,
-                          ts->owner, &ts->done_ev));
+    note_failure(ts, colo_eq_schedule(ts->eq, now + ts->ctx[ts->owner].remaining, on_kernel_done,
+                                      ts, ts->owner, &ts->done_ev));
 }
 
 static void begin_slice(colo_ts_t *ts)
 {
     ts->phase = COLO_TS_OWNED;
     ts->resident = ts->owner;
-    must(colo_eq_schedule(ts->eq, ts->eq->now + ts->slice, on_slice_end, ts, 0, &ts->slice_ev));
+    note_failure(
+        ts, colo_eq_schedule(ts->eq, ts->eq->now + ts->slice, on_slice_end, ts, 0, &ts->slice_ev));
     start_kernel(ts);
 }
 
@@ -94,7 +94,8 @@ static void grant(colo_ts_t *ts, size_t c)
         return;
     }
     ts->phase = COLO_TS_SWITCHING;
-    must(colo_eq_schedule(ts->eq, ts->eq->now + ts->switch_cost, on_switch_done, ts, 0, NULL));
+    note_failure(
+        ts, colo_eq_schedule(ts->eq, ts->eq->now + ts->switch_cost, on_switch_done, ts, 0, NULL));
 }
 
 /* The next context after the owner (or after the resident one) that has work, or -1.
@@ -146,8 +147,8 @@ static void on_slice_end(void *obj, int64_t arg)
     ts->slice_ev = 0;
     long next = next_waiting(ts);
     if (next < 0) { /* nobody waiting: the owner keeps the GPU for another slice */
-        must(colo_eq_schedule(ts->eq, ts->eq->now + ts->slice, on_slice_end, ts, 0,
-                              &ts->slice_ev));
+        note_failure(ts, colo_eq_schedule(ts->eq, ts->eq->now + ts->slice, on_slice_end, ts, 0,
+                                          &ts->slice_ev));
         return;
     }
     if (ts->running) {

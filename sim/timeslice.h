@@ -19,19 +19,19 @@
 typedef void (*colo_ts_done_fn)(void *obj, size_t ctx);
 
 struct colo_ts_ctx {
-    bool has_work;          /* a kernel is submitted and not finished */
-    colo_time_t remaining;  /* GPU time it still needs */
-    colo_time_t gpu_time;   /* GPU time it received inside the measurement window */
+    bool has_work;         /* a kernel is submitted and not finished */
+    colo_time_t remaining; /* GPU time it still needs */
+    colo_time_t gpu_time;  /* GPU time it received inside the measurement window */
 };
 
 typedef struct colo_ts {
-    colo_eq_t *eq;          /* borrowed */
+    colo_eq_t *eq; /* borrowed */
     size_t n;
     struct colo_ts_ctx *ctx;
-    long owner;             /* context holding the GPU, -1 none */
-    long resident;          /* context whose state is loaded, -1 none */
+    long owner;    /* context holding the GPU, -1 none */
+    long resident; /* context whose state is loaded, -1 none */
     enum { COLO_TS_IDLE, COLO_TS_SWITCHING, COLO_TS_OWNED } phase;
-    bool running;           /* the owner's kernel is executing */
+    bool running; /* the owner's kernel is executing */
     colo_time_t run_start;
     colo_event_id_t done_ev, slice_ev;
     colo_time_t slice, switch_cost;
@@ -41,12 +41,12 @@ typedef struct colo_ts {
     colo_time_t w0, w1;
     colo_time_t busy, switching;
     uint64_t switches, preemptions;
-    int failed;             /* first error (COLO_ENOMEM) met inside an event, 0 if none */
+    int failed; /* first error (COLO_ENOMEM) met inside an event, 0 if none */
 } colo_ts_t;
 
 /* Prepares the policy for n contexts. 0 or COLO_ENOMEM. */
-int colo_ts_init(colo_ts_t *ts, colo_eq_t *eq, size_t n, colo_time_t slice,
-                 colo_time_t switch_cost, colo_ts_done_fn on_done, void *obj);
+int colo_ts_init(colo_ts_t *ts, colo_eq_t *eq, size_t n, colo_time_t slice, colo_time_t switch_cost,
+                 colo_ts_done_fn on_done, void *obj);
 void colo_ts_fini(colo_ts_t *ts);
 
 /* Sets the window the time statistics are clipped to. */

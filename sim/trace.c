@@ -66,7 +66,8 @@ void colo_trace_summarise(colo_trace_t *t)
 void colo_trace_free(colo_trace_t *t)
 {
     if (!t) return;
-    for (size_t i = 0; i < t->n_ops; i++) colo_free(t->ops[i].name);
+    for (size_t i = 0; i < t->n_ops; i++)
+        colo_free(t->ops[i].name);
     colo_free(t->ops);
     colo_free(t->path);
     colo_free(t->model);
@@ -86,11 +87,11 @@ struct reader {
     size_t len;
 };
 
-static int op_error(const struct reader *r, size_t i, const char *member, int code,
-                    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static int op_error(const struct reader *r, size_t i, const char *member, int code, const char *fmt,
+                    ...) __attribute__((format(printf, 5, 6)));
 
-static int op_error(const struct reader *r, size_t i, const char *member, int code,
-                    const char *fmt, ...)
+static int op_error(const struct reader *r, size_t i, const char *member, int code, const char *fmt,
+                    ...)
 {
     char key[128], text[512];
     if (member)
@@ -110,7 +111,8 @@ static const char *unknown_key(json_t *obj, const char *const *allowed)
 {
     const char *k;
     json_t *v;
-    json_object_foreach(obj, k, v) {
+    json_object_foreach(obj, k, v)
+    {
         int ok = 0;
         for (const char *const *a = allowed; *a; a++)
             if (strcmp(*a, k) == 0) ok = 1;
@@ -161,8 +163,7 @@ static int get_dim3(const struct reader *r, size_t i, json_t *obj, const char *k
     if (n < 1 || n > 3) return op_error(r, i, key, COLO_EINVAL, "must have 1 to 3 dimensions");
     for (size_t d = 0; d < n; d++) {
         json_t *e = json_is_array(v) ? json_array_get(v, d) : v;
-        if (!json_is_integer(e) || json_integer_value(e) < 1 ||
-            json_integer_value(e) > 0x7fffffff)
+        if (!json_is_integer(e) || json_integer_value(e) < 1 || json_integer_value(e) > 0x7fffffff)
             return op_error(r, i, key, COLO_EINVAL, "dimensions must be positive integers");
         dim[d] = (unsigned)json_integer_value(e);
     }
@@ -171,9 +172,10 @@ static int get_dim3(const struct reader *r, size_t i, json_t *obj, const char *k
 
 static int read_kernel(const struct reader *r, size_t i, json_t *o, colo_op_t *op)
 {
-    static const char *const keys[] = {"type", "name", "grid", "block", "registers",
-                                       "shared_bytes", "duration_ns", "class", "dram_bytes",
-                                       "l2_bytes", "flops", "gap_ns", NULL};
+    static const char *const keys[] = {"type",       "name",         "grid",        "block",
+                                       "registers",  "shared_bytes", "duration_ns", "class",
+                                       "dram_bytes", "l2_bytes",     "flops",       "gap_ns",
+                                       NULL};
     int rc = check_keys(r, i, o, keys);
     if (rc) return rc;
     json_t *name = json_object_get(o, "name");
@@ -203,10 +205,15 @@ static int read_kernel(const struct reader *r, size_t i, json_t *o, colo_op_t *o
     json_t *cls = json_object_get(o, "class");
     if (cls) {
         const char *c = json_string_value(cls);
-        if (c && strcmp(c, "compute") == 0) op->kclass = COLO_KCLASS_COMPUTE;
-        else if (c && strcmp(c, "memory") == 0) op->kclass = COLO_KCLASS_MEMORY;
-        else if (c && strcmp(c, "unknown") == 0) op->kclass = COLO_KCLASS_UNKNOWN;
-        else return op_error(r, i, "class", COLO_EINVAL, "must be \"compute\", \"memory\" or \"unknown\"");
+        if (c && strcmp(c, "compute") == 0)
+            op->kclass = COLO_KCLASS_COMPUTE;
+        else if (c && strcmp(c, "memory") == 0)
+            op->kclass = COLO_KCLASS_MEMORY;
+        else if (c && strcmp(c, "unknown") == 0)
+            op->kclass = COLO_KCLASS_UNKNOWN;
+        else
+            return op_error(r, i, "class", COLO_EINVAL,
+                            "must be \"compute\", \"memory\" or \"unknown\"");
     }
     if (!(op->name = colo_strdup(json_string_value(name)))) return COLO_ENOMEM;
     return 0;
@@ -219,9 +226,12 @@ static int read_copy(const struct reader *r, size_t i, json_t *o, colo_op_t *op)
     if (rc) return rc;
     op->type = COLO_OP_COPY;
     const char *d = json_string_value(json_object_get(o, "direction"));
-    if (d && strcmp(d, "h2d") == 0) op->dir = COLO_COPY_H2D;
-    else if (d && strcmp(d, "d2h") == 0) op->dir = COLO_COPY_D2H;
-    else return op_error(r, i, "direction", COLO_EINVAL, "must be \"h2d\" or \"d2h\"");
+    if (d && strcmp(d, "h2d") == 0)
+        op->dir = COLO_COPY_H2D;
+    else if (d && strcmp(d, "d2h") == 0)
+        op->dir = COLO_COPY_D2H;
+    else
+        return op_error(r, i, "direction", COLO_EINVAL, "must be \"h2d\" or \"d2h\"");
     json_t *b = json_object_get(o, "bytes");
     if (!json_is_integer(b) || json_integer_value(b) < 1)
         return op_error(r, i, "bytes", COLO_EINVAL, "missing or not a positive integer");
@@ -241,13 +251,14 @@ static int top_error(const struct reader *r, const char *key, const char *what)
 
 static int read_trace(const struct reader *r, json_t *root, colo_trace_t *t)
 {
-    static const char *const keys[] = {"colosim_trace", "model", "batch", "gpu", "provenance",
-                                       "ops", NULL};
+    static const char *const keys[] = {"colosim_trace", "model", "batch", "gpu",
+                                       "provenance",    "ops",   NULL};
     if (!json_is_object(root)) return top_error(r, NULL, "a trace must be a JSON object");
     json_t *ver = json_object_get(root, "colosim_trace");
     if (!json_is_integer(ver))
-        return top_error(r, "colosim_trace",
-                         "missing: not a colosim trace (convert other formats with colosim import)");
+        return top_error(
+            r, "colosim_trace",
+            "missing: not a colosim trace (convert other formats with colosim import)");
     if (json_integer_value(ver) != COLO_TRACE_FORMAT_VERSION)
         return colo_error_set(r->err, COLO_EUNSUPPORTED, r->path,
                               colo_json_key_line(r->text, r->len, "colosim_trace"), "colosim_trace",
@@ -284,9 +295,12 @@ static int read_trace(const struct reader *r, json_t *root, colo_trace_t *t)
         const char *type = json_string_value(json_object_get(o, "type"));
         int rc;
         t->n_ops = i + 1; /* so a partly read op is freed */
-        if (type && strcmp(type, "kernel") == 0) rc = read_kernel(r, i, o, &t->ops[i]);
-        else if (type && strcmp(type, "copy") == 0) rc = read_copy(r, i, o, &t->ops[i]);
-        else rc = op_error(r, i, "type", COLO_EINVAL, "must be \"kernel\" or \"copy\"");
+        if (type && strcmp(type, "kernel") == 0)
+            rc = read_kernel(r, i, o, &t->ops[i]);
+        else if (type && strcmp(type, "copy") == 0)
+            rc = read_copy(r, i, o, &t->ops[i]);
+        else
+            rc = op_error(r, i, "type", COLO_EINVAL, "must be \"kernel\" or \"copy\"");
         if (rc) return rc;
     }
     colo_trace_summarise(t);
@@ -386,12 +400,14 @@ static json_t *op_json(const colo_op_t *op)
         bad |= json_object_set_new(o, "name", json_string(op->name));
         bad |= json_object_set_new(o, "grid", dim3_json(op->grid));
         if (op->block[0]) bad |= json_object_set_new(o, "block", dim3_json(op->block));
-        if (op->registers >= 0) bad |= json_object_set_new(o, "registers", json_integer(op->registers));
+        if (op->registers >= 0)
+            bad |= json_object_set_new(o, "registers", json_integer(op->registers));
         if (op->shared_bytes >= 0)
             bad |= json_object_set_new(o, "shared_bytes", json_integer(op->shared_bytes));
         bad |= json_object_set_new(o, "duration_ns", json_integer(op->duration));
         bad |= json_object_set_new(o, "class", json_string(colo_kclass_name(op->kclass)));
-        if (op->dram_bytes >= 0) bad |= json_object_set_new(o, "dram_bytes", json_real(op->dram_bytes));
+        if (op->dram_bytes >= 0)
+            bad |= json_object_set_new(o, "dram_bytes", json_real(op->dram_bytes));
         if (op->l2_bytes >= 0) bad |= json_object_set_new(o, "l2_bytes", json_real(op->l2_bytes));
         if (op->flops >= 0) bad |= json_object_set_new(o, "flops", json_real(op->flops));
     }
@@ -429,8 +445,9 @@ int colo_trace_save(const colo_trace_t *t, const char *path, colo_error_t *err)
     rc = dump_value(f, "  \"model\": ", model, JSON_ENCODE_ANY);
     fprintf(f, ",\n  \"batch\": %d,\n", t->batch);
     if (!rc) rc = dump_value(f, "  \"gpu\": ", gpu, JSON_ENCODE_ANY);
-    if (!rc) rc = dump_value(f, ",\n  \"provenance\": ", t->provenance,
-                             JSON_INDENT(4) | JSON_PRESERVE_ORDER);
+    if (!rc)
+        rc = dump_value(f, ",\n  \"provenance\": ", t->provenance,
+                        JSON_INDENT(4) | JSON_PRESERVE_ORDER);
     json_decref(model);
     json_decref(gpu);
     fprintf(f, ",\n  \"ops\": [\n");

@@ -19,14 +19,14 @@ typedef enum { COLO_COPY_H2D, COLO_COPY_D2H } colo_copy_dir_t;
 
 typedef struct colo_op {
     colo_op_type_t type;
-    colo_time_t gap;          /* host time between the previous op's launch and this one's */
+    colo_time_t gap; /* host time between the previous op's launch and this one's */
     /* kernels */
     char *name;
-    unsigned grid[3];         /* blocks */
-    unsigned block[3];        /* threads per block; all 0 when the source did not record it */
-    int registers;            /* per thread; -1 unknown */
-    int shared_bytes;         /* per block, static + dynamic; -1 unknown */
-    colo_time_t duration;     /* measured alone on the trace's GPU */
+    unsigned grid[3];     /* blocks */
+    unsigned block[3];    /* threads per block; all 0 when the source did not record it */
+    int registers;        /* per thread; -1 unknown */
+    int shared_bytes;     /* per block, static + dynamic; -1 unknown */
+    colo_time_t duration; /* measured alone on the trace's GPU */
     colo_kclass_t kclass;
     double dram_bytes, l2_bytes, flops; /* -1 unknown */
     /* copies */
@@ -35,18 +35,18 @@ typedef struct colo_op {
 } colo_op_t;
 
 typedef struct colo_trace {
-    char *path;               /* file it was read from, NULL if built in memory */
+    char *path; /* file it was read from, NULL if built in memory */
     char *model;
     int batch;
-    char *gpu;                /* name of the GPU description it was measured on */
-    int gpu_line;             /* line of "gpu" in the file, 0 when unknown */
-    json_t *provenance;       /* object; at least "source" */
+    char *gpu;          /* name of the GPU description it was measured on */
+    int gpu_line;       /* line of "gpu" in the file, 0 when unknown */
+    json_t *provenance; /* object; at least "source" */
     size_t n_ops, cap_ops;
     colo_op_t *ops;
     /* derived when loaded (colo_trace_summarise) */
     size_t n_kernels, n_copies;
-    colo_time_t kernel_time;  /* sum of kernel durations */
-    long long copy_bytes[2];  /* by direction */
+    colo_time_t kernel_time; /* sum of kernel durations */
+    long long copy_bytes[2]; /* by direction */
 } colo_trace_t;
 
 /* Reads and validates a trace file. Errors carry the file, the line of the offending op when

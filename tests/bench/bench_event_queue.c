@@ -26,7 +26,8 @@ static double hold(size_t pending, size_t steps, const colo_time_t *inc, size_t 
 {
     colo_eq_t q;
     if (colo_eq_init(&q, pending + 1)) exit(1);
-    for (size_t i = 0; i < pending; i++) colo_eq_schedule(&q, inc[i % ninc], noop, NULL, 0, NULL);
+    for (size_t i = 0; i < pending; i++)
+        colo_eq_schedule(&q, inc[i % ninc], noop, NULL, 0, NULL);
     colo_event_t ev;
     colo_event_id_t id = 0;
     double t0 = now_s();

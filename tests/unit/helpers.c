@@ -32,7 +32,8 @@ const char *read_text(const char *path)
     cr_assert(f, "cannot open %s", path);
     size_t n = fread(buf, 1, sizeof buf - 1, f);
     fclose(f);
-    while (n && (buf[n - 1] == '\n' || buf[n - 1] == ' ' || buf[n - 1] == '\r')) n--;
+    while (n && (buf[n - 1] == '\n' || buf[n - 1] == ' ' || buf[n - 1] == '\r'))
+        n--;
     buf[n] = '\0';
     return buf;
 }
@@ -80,7 +81,8 @@ static int cmp(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-size_t for_each_file(const char *dir, const char *ext, void (*fn)(const char *dir, const char *stem))
+size_t for_each_file(const char *dir, const char *ext,
+                     void (*fn)(const char *dir, const char *stem))
 {
     DIR *d = opendir(dir);
     cr_assert(d, "cannot open directory %s", dir);

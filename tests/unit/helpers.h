@@ -33,7 +33,8 @@ json_t *result_tenant(const test_run_t *r, size_t i);
 double result_num(json_t *obj, const char *key);
 
 /* Calls fn(dir, stem) for every file DIR/STEM.EXT, sorted by name; returns how many. */
-size_t for_each_file(const char *dir, const char *ext, void (*fn)(const char *dir, const char *stem));
+size_t for_each_file(const char *dir, const char *ext,
+                     void (*fn)(const char *dir, const char *stem));
 
 /* Loads DIR/STEM.EXT with load (run in DIR, so the message names the file as the .err expects)
  * and checks that it fails with exactly the message in DIR/STEM.err. load returns 0 or a

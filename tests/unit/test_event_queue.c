@@ -46,7 +46,8 @@ Test(event_queue, equal_times_fire_first_in_first_out)
 {
     colo_eq_t q;
     colo_eq_init(&q, 0);
-    for (int64_t i = 0; i < 100; i++) colo_eq_schedule(&q, 42, noop, NULL, i, NULL);
+    for (int64_t i = 0; i < 100; i++)
+        colo_eq_schedule(&q, 42, noop, NULL, i, NULL);
     colo_event_t ev;
     for (int64_t i = 0; i < 100; i++) {
         cr_assert(colo_eq_pop(&q, &ev));
@@ -170,12 +171,14 @@ Test(event_queue, renumbering_keeps_the_order_when_sequence_numbers_run_out)
     int64_t next_pop = 0;
     for (int64_t i = 0; i < 1000; i++) {
         /* all at a handful of times, so the order rests on sequence numbers */
-        cr_assert_eq(colo_eq_schedule(&q, 1000 + (colo_time_t)(i / 100), noop, NULL, i, &ids[i]), 0);
+        cr_assert_eq(colo_eq_schedule(&q, 1000 + (colo_time_t)(i / 100), noop, NULL, i, &ids[i]),
+                     0);
         if (i % 10 == 9) cr_assert_eq(colo_eq_cancel(&q, ids[i]), 0);
     }
     colo_event_t ev;
     while (colo_eq_pop(&q, &ev)) {
-        while (next_pop % 10 == 9) next_pop++;
+        while (next_pop % 10 == 9)
+            next_pop++;
         cr_assert_eq(ev.arg, next_pop, "got %lld, expected %lld", (long long)ev.arg,
                      (long long)next_pop);
         next_pop++;
@@ -191,9 +194,11 @@ Test(event_queue, same_operations_give_the_same_sequence)
         colo_eq_t q;
         colo_eq_init(&q, 0);
         uint64_t s = 5;
-        for (int64_t i = 0; i < 3000; i++) colo_eq_schedule(&q, (colo_time_t)(lcg(&s) % 300), noop, NULL, i, NULL);
+        for (int64_t i = 0; i < 3000; i++)
+            colo_eq_schedule(&q, (colo_time_t)(lcg(&s) % 300), noop, NULL, i, NULL);
         colo_event_t ev;
-        for (int i = 0; colo_eq_pop(&q, &ev); i++) out[run][i] = ev.arg;
+        for (int i = 0; colo_eq_pop(&q, &ev); i++)
+            out[run][i] = ev.arg;
         colo_eq_fini(&q);
     }
     cr_assert_arr_eq(out[0], out[1], sizeof out[0]);

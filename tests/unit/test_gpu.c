@@ -20,14 +20,15 @@ static colo_gpu_t *open_gpu(const char *name)
 Test(gpu, every_shipped_description_loads)
 {
     static const char *const expected[] = {"a100-40gb", "a100-80gb", "h100-sxm",
-                                           "h200", "orin-agx", "v100-sxm2"};
+                                           "h200",      "orin-agx",  "v100-sxm2"};
     char **names;
     size_t n;
     cr_assert_eq(colo_gpu_names(&names, &n), 0);
     cr_assert_geq(n, 6);
     for (size_t i = 0; i < 6; i++) {
         int found = 0;
-        for (size_t k = 0; k < n; k++) found |= strcmp(names[k], expected[i]) == 0;
+        for (size_t k = 0; k < n; k++)
+            found |= strcmp(names[k], expected[i]) == 0;
         cr_expect(found, "%s missing from colo_gpu_names", expected[i]);
         colo_gpu_t *g = open_gpu(expected[i]);
         cr_expect_str_eq(g->name, expected[i], "the name key must match the file name");

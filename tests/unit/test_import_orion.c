@@ -27,7 +27,8 @@ Test(import_orion, converts_the_real_resnet50_profile)
     cr_assert_eq(t->n_kernels, 175);
     cr_assert_eq(t->kernel_time, 6498424, "sum of the Duration column");
     size_t by_class[3] = {0};
-    for (size_t i = 0; i < t->n_ops; i++) by_class[t->ops[i].kclass]++;
+    for (size_t i = 0; i < t->n_ops; i++)
+        by_class[t->ops[i].kclass]++;
     cr_assert_eq(by_class[COLO_KCLASS_COMPUTE], 54);
     cr_assert_eq(by_class[COLO_KCLASS_MEMORY], 80);
     cr_assert_eq(by_class[COLO_KCLASS_UNKNOWN], 41);
@@ -43,7 +44,8 @@ Test(import_orion, committed_traces_match_a_fresh_conversion)
     colo_error_t err;
     colo_error_clear(&err);
     colo_trace_t *fresh, *committed;
-    cr_assert_eq(colo_import_orion(shared("bert_2_fwd.csv"), "bert", 2, "v100-sxm2", &fresh, &err), 0);
+    cr_assert_eq(colo_import_orion(shared("bert_2_fwd.csv"), "bert", 2, "v100-sxm2", &fresh, &err),
+                 0);
     cr_assert_eq(colo_trace_load(src_path("traces/bert_b2_v100.json"), &committed, &err), 0);
     cr_assert_eq(fresh->n_ops, committed->n_ops);
     cr_assert_eq(fresh->kernel_time, committed->kernel_time);
@@ -92,7 +94,8 @@ Test(import_orion, malformed_files_get_file_line_and_column)
     const char *hdr = "Name,Profile,Memory_footprint,SM_usage,Duration\n";
     char buf[512];
     expect_error("", "no kernel rows");
-    expect_error("Name,Profile,SM_usage,Duration\nk,1,2,3\n", ":1: Memory_footprint: column missing");
+    expect_error("Name,Profile,SM_usage,Duration\nk,1,2,3\n",
+                 ":1: Memory_footprint: column missing");
     snprintf(buf, sizeof buf, "%sk,1,0,4,100\nk,1,0,4,abc\n", hdr);
     expect_error(buf, ":3: Duration: not a number: 'abc'");
     snprintf(buf, sizeof buf, "%sk,7,0,4,100\n", hdr);
@@ -112,7 +115,8 @@ Test(import_orion, quoted_names_with_commas_survive)
     char path[] = "/tmp/colosim-orion-XXXXXX";
     int fd = mkstemp(path);
     FILE *f = fdopen(fd, "w");
-    fputs("Name,Profile,Memory_footprint,SM_usage,Duration\r\n\"gemm<float, 4>\",1,0,8,1000\r\n", f);
+    fputs("Name,Profile,Memory_footprint,SM_usage,Duration\r\n\"gemm<float, 4>\",1,0,8,1000\r\n",
+          f);
     fclose(f);
     colo_error_t err;
     colo_error_clear(&err);

@@ -6,7 +6,8 @@
 Test(metrics, percentiles_interpolate_between_order_statistics)
 {
     colo_samples_t s = {0};
-    for (int i = 100; i >= 1; i--) colo_samples_push(&s, COLO_MS(i)); /* unsorted on purpose */
+    for (int i = 100; i >= 1; i--)
+        colo_samples_push(&s, COLO_MS(i)); /* unsorted on purpose */
     colo_latency_summary_t l;
     cr_assert_eq(colo_latency_summarise(&s, &l), 0);
     cr_assert_eq(l.n, 100);

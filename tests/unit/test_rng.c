@@ -8,7 +8,8 @@ static void draws(uint64_t seed, const char *name, unsigned long out[8])
 {
     gsl_rng *r = colo_rng_new(seed, name);
     cr_assert(r);
-    for (int i = 0; i < 8; i++) out[i] = gsl_rng_get(r);
+    for (int i = 0; i < 8; i++)
+        out[i] = gsl_rng_get(r);
     gsl_rng_free(r);
 }
 

@@ -35,7 +35,8 @@ static void check_conservation(const test_run_t *r)
 {
     size_t i;
     json_t *t;
-    json_array_foreach(json_object_get(r->results, "tenants"), i, t) {
+    json_array_foreach(json_object_get(r->results, "tenants"), i, t)
+    {
         json_int_t arrived = json_integer_value(json_object_get(t, "arrived"));
         json_int_t done = json_integer_value(json_object_get(t, "completed"));
         json_int_t dropped = json_integer_value(json_object_get(t, "dropped"));
@@ -52,8 +53,7 @@ Test(run, every_request_is_completed_dropped_or_in_flight)
     check_conservation(&over);
     cr_assert_gt(json_integer_value(json_object_get(result_tenant(&over, 0), "in_flight")), 0,
                  "overloaded with no drain: requests are left");
-    const char *light[] = {"tenants.a.arrival.rate=100", "tenants.b.arrival.rate=100",
-                           "drain_s=1"};
+    const char *light[] = {"tenants.a.arrival.rate=100", "tenants.b.arrival.rate=100", "drain_s=1"};
     test_run_t ok = run_scenario(src_path("tests/fixtures/two_tenants.cfg"), light, 3);
     check_conservation(&ok);
     cr_assert_eq(json_integer_value(json_object_get(result_tenant(&ok, 0), "in_flight")), 0);
@@ -81,9 +81,9 @@ Test(run, results_hold_the_documented_keys)
     cr_assert_str_eq(json_string_value(json_object_get(sc, "gpu")), "h100-sxm");
     cr_assert_str_eq(json_string_value(json_object_get(json_object_get(sc, "sharing"), "mode")),
                      "timeslice");
-    static const char *const keys[] = {"name", "completed", "dropped", "in_flight",
-                                       "throughput_rps", "slo_attainment", "isolated_ms",
-                                       "gpu_share", NULL};
+    static const char *const keys[] = {"name",        "completed",      "dropped",
+                                       "in_flight",   "throughput_rps", "slo_attainment",
+                                       "isolated_ms", "gpu_share",      NULL};
     static const char *const lat[] = {"mean", "p50", "p90", "p99", "p999", "max", NULL};
     for (size_t i = 0; i < 2; i++) {
         json_t *t = result_tenant(&r, i);

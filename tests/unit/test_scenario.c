@@ -67,8 +67,12 @@ Test(scenario, one_trace_is_loaded_once_for_many_tenants)
 
 Test(scenario, overrides_reach_any_scalar)
 {
-    const char *sets[] = {"duration_s=12.5", "seed=99", "tenants.b.arrival.rate=7",
-                          "tenants.[0].slo_ms=3", "sharing.timeslice=short", "sharing.switch_us=0",
+    const char *sets[] = {"duration_s=12.5",
+                          "seed=99",
+                          "tenants.b.arrival.rate=7",
+                          "tenants.[0].slo_ms=3",
+                          "sharing.timeslice=short",
+                          "sharing.switch_us=0",
                           "warmup_s=0"};
     colo_scenario_t *sc = load(src_path("tests/fixtures/two_tenants.cfg"), sets, 7);
     cr_assert_eq(sc->duration, 12500000000LL, "an integer key may become a float");

@@ -23,7 +23,8 @@ static void record(void *obj, size_t ctx)
 static void drain(colo_eq_t *eq)
 {
     colo_event_t ev;
-    while (colo_eq_pop(eq, &ev)) ev.fn(ev.obj, ev.arg);
+    while (colo_eq_pop(eq, &ev))
+        ev.fn(ev.obj, ev.arg);
 }
 
 Test(timeslice, two_contexts_alternate_by_slice)
@@ -115,7 +116,8 @@ Test(timeslice, without_switch_cost_the_split_is_exactly_half)
     cr_assert_float_eq(tput(&both, 0), half, 0.005 * half);
     cr_assert_float_eq(tput(&both, 1), half, 0.005 * half);
     json_t *gpu = json_object_get(both.results, "gpu");
-    cr_assert_float_eq(result_num(gpu, "busy_fraction"), 1.0, 1e-9, "busy all the time, never more");
+    cr_assert_float_eq(result_num(gpu, "busy_fraction"), 1.0, 1e-9,
+                       "busy all the time, never more");
     run_free(&both);
 }
 

@@ -56,8 +56,8 @@ Test(trace, committed_traces_load_with_their_kernel_counts)
         const char *file;
         size_t kernels;
     } traces[] = {
-        {"traces/resnet50_b4_v100.json", 175},  {"traces/resnet101_b4_v100.json", 345},
-        {"traces/mobilenetv2_b4_v100.json", 152}, {"traces/bert_b2_v100.json", 572},
+        {"traces/resnet50_b4_v100.json", 175},       {"traces/resnet101_b4_v100.json", 345},
+        {"traces/mobilenetv2_b4_v100.json", 152},    {"traces/bert_b2_v100.json", 572},
         {"traces/transformer_xl_b4_v100.json", 459},
     };
     for (size_t i = 0; i < sizeof traces / sizeof traces[0]; i++) {
