@@ -63,6 +63,7 @@ static const struct field memory_fields[] = {
     F("bus_bits", K_INT, memory.bus_bits, POS),
     F("peak_gbps", K_DOUBLE, memory.peak_gbps, POS),
     F("achievable_fraction", K_DOUBLE, memory.achievable_fraction, POS),
+    F("per_sm_gbps", K_DOUBLE, memory.per_sm_gbps, POS),
     {NULL, K_INT, 0, 0},
 };
 static const struct field pcie_fields[] = {

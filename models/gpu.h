@@ -49,6 +49,7 @@ typedef struct colo_gpu {
         char *type;
         int stacks, controllers, channels, bus_bits;
         double peak_gbps, achievable_fraction;
+        double per_sm_gbps; /* DRAM rate one SM can sustain: a few SMs cannot saturate DRAM */
     } memory;
     struct {
         int generation, lanes;

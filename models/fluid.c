@@ -1,0 +1,431 @@
+/* fluid.c: max-min fair rates over shared resources (progressive filling), activity progress,
+ * and one completion event for the earliest-finishing activity. */
+#include "fluid.h"
+#include "alloc.h"
+#include "errors.h"
+
+#include <math.h>
+#include <string.h>
+
+#define NONE UINT32_MAX
+
+struct colo_fluid_res {
+    double capacity;
+    uint32_t *users; /* activity slots using it */
+    size_t n_users, cap_users;
+    uint32_t mark;   /* epoch of the last component walk that reached it */
+    bool dirty;
+    /* solver scratch */
+    double rem;
+    uint32_t unfixed;
+};
+
+struct colo_fluid_act {
+    bool active, fixed;
+    uint32_t gen, next_free, mark, live_pos;
+    double work, remaining, speed, bound;
+    colo_time_t since, finish;
+    int n;
+    colo_fluid_elem_t e[COLO_FLUID_MAX_ELEMS];
+    colo_fluid_done_fn done;
+    void *obj;
+    int64_t arg;
+};
+
+static void note(colo_fluid_t *fl, int rc)
+{
+    if (rc && !fl->failed) fl->failed = rc;
+}
+
+int colo_fluid_init(colo_fluid_t *fl, colo_eq_t *eq)
+{
+    memset(fl, 0, sizeof *fl);
+    fl->eq = eq;
+    fl->free_act = NONE;
+    fl->next_time = COLO_TIME_MAX;
+    return 0;
+}
+
+void colo_fluid_fini(colo_fluid_t *fl)
+{
+    for (size_t r = 0; r < fl->n_res; r++) colo_free(fl->res[r].users);
+    colo_free(fl->res);
+    colo_free(fl->act);
+    colo_free(fl->dirty);
+    colo_free(fl->comp_act);
+    colo_free(fl->comp_res);
+    memset(fl, 0, sizeof *fl);
+}
+
+int colo_fluid_add_resource(colo_fluid_t *fl, double capacity, uint32_t *index)
+{
+    if (!(capacity >= 0) || !isfinite(capacity)) return COLO_EINVAL;
+    if (colo_grow((void **)&fl->res, &fl->cap_res, fl->n_res + 1, sizeof *fl->res))
+        return COLO_ENOMEM;
+    struct colo_fluid_res *r = &fl->res[fl->n_res];
+    memset(r, 0, sizeof *r);
+    r->capacity = capacity;
+    *index = (uint32_t)fl->n_res++;
+    return 0;
+}
+
+/* ---- bookkeeping ---- */
+
+static struct colo_fluid_act *lookup(const colo_fluid_t *fl, colo_activity_id_t id)
+{
+    uint64_t s = id & 0xffffffffu;
+    if (s == 0 || s > fl->cap_act) return NULL;
+    struct colo_fluid_act *a = &fl->act[s - 1];
+    return (a->active && a->gen == (uint32_t)(id >> 32)) ? a : NULL;
+}
+
+static int add_user(colo_fluid_t *fl, uint32_t r, uint32_t a)
+{
+    struct colo_fluid_res *res = &fl->res[r];
+    if (colo_grow((void **)&res->users, &res->cap_users, res->n_users + 1, sizeof *res->users))
+        return COLO_ENOMEM;
+    res->users[res->n_users++] = a;
+    return 0;
+}
+
+static void remove_user(colo_fluid_t *fl, uint32_t r, uint32_t a)
+{
+    struct colo_fluid_res *res = &fl->res[r];
+    for (size_t i = 0; i < res->n_users; i++)
+        if (res->users[i] == a) {
+            res->users[i] = res->users[--res->n_users];
+            return;
+        }
+}
+
+static int mark_dirty(colo_fluid_t *fl, uint32_t r)
+{
+    if (fl->res[r].dirty) return 0;
+    if (colo_grow((void **)&fl->dirty, &fl->cap_dirty, fl->n_dirty + 1, sizeof *fl->dirty))
+        return COLO_ENOMEM;
+    fl->res[r].dirty = true;
+    fl->dirty[fl->n_dirty++] = r;
+    return 0;
+}
+
+/* Brings an activity's remaining work up to the current time at its current speed. */
+static void advance(colo_fluid_t *fl, struct colo_fluid_act *a)
+{
+    colo_time_t now = fl->eq->now;
+    if (now > a->since && a->speed > 0) {
+        a->remaining -= a->speed * (double)(now - a->since) / a->work;
+        if (a->remaining < 0) a->remaining = 0;
+    }
+    a->since = now;
+}
+
+/* ---- solving ---- */
+
+static void fix(colo_fluid_t *fl, struct colo_fluid_act *a, double v, uint32_t *unfixed)
+{
+    a->speed = v;
+    a->fixed = true;
+    (*unfixed)--;
+    for (int k = 0; k < a->n; k++) {
+        struct colo_fluid_res *r = &fl->res[a->e[k].res];
+        r->rem -= a->e[k].coef * v;
+        r->unfixed--;
+    }
+}
+
+/* Progressive filling over the activities in comp_act and resources in comp_res. */
+static void solve(colo_fluid_t *fl, size_t na, size_t nr)
+{
+    fl->solves++;
+    for (size_t i = 0; i < nr; i++) {
+        struct colo_fluid_res *r = &fl->res[fl->comp_res[i]];
+        r->rem = r->capacity;
+        r->unfixed = 0;
+    }
+    for (size_t i = 0; i < na; i++) {
+        struct colo_fluid_act *a = &fl->act[fl->comp_act[i]];
+        a->fixed = false;
+        for (int k = 0; k < a->n; k++) fl->res[a->e[k].res].unfixed++;
+    }
+    uint32_t unfixed = (uint32_t)na;
+    while (unfixed) {
+        double best = INFINITY;
+        long best_r = -1;
+        struct colo_fluid_act *best_a = NULL;
+        for (size_t i = 0; i < nr; i++) {
+            struct colo_fluid_res *r = &fl->res[fl->comp_res[i]];
+            if (!r->unfixed) continue;
+            double w = 0;
+            for (size_t u = 0; u < r->n_users; u++) {
+                struct colo_fluid_act *a = &fl->act[r->users[u]];
+                if (a->fixed) continue;
+                for (int k = 0; k < a->n; k++)
+                    if (a->e[k].res == fl->comp_res[i]) w += a->e[k].coef;
+            }
+            if (w <= 0) continue;
+            double level = (r->rem > 0 ? r->rem : 0) / w;
+            if (level < best) {
+                best = level;
+                best_r = (long)fl->comp_res[i];
+            }
+        }
+        for (size_t i = 0; i < na; i++) {
+            struct colo_fluid_act *a = &fl->act[fl->comp_act[i]];
+            if (!a->fixed && a->bound < best) {
+                best = a->bound;
+                best_a = a;
+            }
+        }
+        if (best_a) {
+            fix(fl, best_a, best_a->bound, &unfixed);
+        } else if (best_r >= 0) {
+            struct colo_fluid_res *r = &fl->res[best_r];
+            for (size_t u = 0; u < r->n_users; u++) {
+                struct colo_fluid_act *a = &fl->act[r->users[u]];
+                if (!a->fixed) fix(fl, a, best, &unfixed);
+            }
+        } else { /* only zero-use resources left: nothing limits the rest but their bounds */
+            for (size_t i = 0; i < na; i++) {
+                struct colo_fluid_act *a = &fl->act[fl->comp_act[i]];
+                if (!a->fixed) fix(fl, a, a->bound, &unfixed);
+            }
+        }
+    }
+}
+
+static colo_time_t finish_of(const struct colo_fluid_act *a)
+{
+    if (a->speed <= 0) return COLO_TIME_MAX;
+    return a->since + colo_time_from_ns(a->remaining * a->work / a->speed);
+}
+
+static void on_next(void *obj, int64_t arg);
+
+static void reschedule(colo_fluid_t *fl)
+{
+    colo_time_t next = COLO_TIME_MAX;
+    for (size_t i = 0; i < fl->cap_act; i++)
+        if (fl->act[i].active && fl->act[i].finish < next) next = fl->act[i].finish;
+    if (next == fl->next_time && (fl->next_ev || next == COLO_TIME_MAX)) return;
+    if (fl->next_ev) colo_eq_cancel(fl->eq, fl->next_ev);
+    fl->next_ev = 0;
+    fl->next_time = next;
+    if (next != COLO_TIME_MAX) note(fl, colo_eq_schedule(fl->eq, next, on_next, fl, 0, &fl->next_ev));
+}
+
+static int push_u32(uint32_t **arr, size_t *cap, size_t n, uint32_t v)
+{
+    if (colo_grow((void **)arr, cap, n + 1, sizeof **arr)) return COLO_ENOMEM;
+    (*arr)[n] = v;
+    return 0;
+}
+
+/* Re-solves everything connected to a dirty resource, then moves the completion event. */
+static int flush(colo_fluid_t *fl)
+{
+    if (fl->depth > 0) return 0;
+    if (fl->n_dirty == 0) {
+        reschedule(fl);
+        return fl->failed;
+    }
+    uint32_t epoch = ++fl->epoch;
+    size_t na = 0, nr = 0;
+    for (size_t d = 0; d < fl->n_dirty; d++) {
+        uint32_t r = fl->dirty[d];
+        fl->res[r].dirty = false;
+        if (fl->res[r].mark == epoch) continue;
+        fl->res[r].mark = epoch;
+        if (push_u32(&fl->comp_res, &fl->cap_comp_res, nr++, r)) return COLO_ENOMEM;
+    }
+    fl->n_dirty = 0;
+    /* breadth-first over resources and the activities that join them */
+    for (size_t i = 0; i < nr; i++) {
+        struct colo_fluid_res *r = &fl->res[fl->comp_res[i]];
+        for (size_t u = 0; u < r->n_users; u++) {
+            uint32_t ai = r->users[u];
+            struct colo_fluid_act *a = &fl->act[ai];
+            if (a->mark == epoch) continue;
+            a->mark = epoch;
+            if (push_u32(&fl->comp_act, &fl->cap_comp_act, na++, ai)) return COLO_ENOMEM;
+            for (int k = 0; k < a->n; k++) {
+                struct colo_fluid_res *o = &fl->res[a->e[k].res];
+                if (o->mark == epoch) continue;
+                o->mark = epoch;
+                if (push_u32(&fl->comp_res, &fl->cap_comp_res, nr++, a->e[k].res))
+                    return COLO_ENOMEM;
+            }
+        }
+    }
+    for (size_t i = 0; i < na; i++) advance(fl, &fl->act[fl->comp_act[i]]);
+    solve(fl, na, nr);
+    for (size_t i = 0; i < na; i++) {
+        struct colo_fluid_act *a = &fl->act[fl->comp_act[i]];
+        a->finish = finish_of(a);
+    }
+    reschedule(fl);
+    return fl->failed;
+}
+
+static void release(colo_fluid_t *fl, uint32_t ai)
+{
+    struct colo_fluid_act *a = &fl->act[ai];
+    for (int k = 0; k < a->n; k++) {
+        remove_user(fl, a->e[k].res, ai);
+        note(fl, mark_dirty(fl, a->e[k].res));
+    }
+    a->active = false;
+    a->gen++;
+    a->next_free = fl->free_act;
+    fl->free_act = ai;
+    fl->n_active--;
+}
+
+static void on_next(void *obj, int64_t arg)
+{
+    (void)arg;
+    colo_fluid_t *fl = obj;
+    colo_time_t now = fl->eq->now;
+    fl->next_ev = 0;
+    fl->next_time = COLO_TIME_MAX;
+    fl->depth++;
+    /* Finished activities, in slot order (deterministic), are removed before any callback. */
+    struct done {
+        colo_fluid_done_fn fn;
+        void *obj;
+        int64_t arg;
+    } batch[16];
+    size_t nb = 0;
+    for (size_t i = 0; i < fl->cap_act; i++) {
+        struct colo_fluid_act *a = &fl->act[i];
+        if (!a->active || a->finish > now) continue;
+        if (nb == sizeof batch / sizeof batch[0]) break; /* the rest fire at once after these */
+        batch[nb++] = (struct done){a->done, a->obj, a->arg};
+        release(fl, (uint32_t)i);
+        fl->completions++;
+    }
+    for (size_t i = 0; i < nb; i++)
+        if (batch[i].fn) batch[i].fn(batch[i].obj, batch[i].arg);
+    fl->depth--;
+    note(fl, flush(fl));
+}
+
+/* ---- public operations ---- */
+
+static int set_elems(colo_fluid_t *fl, struct colo_fluid_act *a, uint32_t ai,
+                     const colo_fluid_elem_t *elems, int n)
+{
+    a->n = 0;
+    for (int k = 0; k < n; k++) {
+        if (elems[k].res >= fl->n_res || !(elems[k].coef >= 0)) return COLO_EINVAL;
+        int j = 0;
+        while (j < a->n && a->e[j].res != elems[k].res) j++;
+        if (j < a->n) { /* the same resource twice: one use, the sum of both */
+            a->e[j].coef += elems[k].coef;
+            continue;
+        }
+        if (add_user(fl, elems[k].res, ai)) return COLO_ENOMEM;
+        a->e[a->n++] = elems[k];
+        if (mark_dirty(fl, elems[k].res)) return COLO_ENOMEM;
+    }
+    return 0;
+}
+
+int colo_fluid_start(colo_fluid_t *fl, double work, double remaining, double bound,
+                     const colo_fluid_elem_t *elems, int n, colo_fluid_done_fn done, void *obj,
+                     int64_t arg, colo_activity_id_t *id)
+{
+    if (n < 1 || n > COLO_FLUID_MAX_ELEMS || !(work > 0) || !(remaining >= 0) ||
+        !(bound > 0))
+        return COLO_EINVAL;
+    if (fl->free_act == NONE) {
+        size_t old = fl->cap_act;
+        if (colo_grow((void **)&fl->act, &fl->cap_act, old + 1, sizeof *fl->act))
+            return COLO_ENOMEM;
+        for (size_t i = old; i < fl->cap_act; i++) {
+            memset(&fl->act[i], 0, sizeof fl->act[i]);
+            fl->act[i].next_free = (i + 1 < fl->cap_act) ? (uint32_t)(i + 1) : fl->free_act;
+        }
+        fl->free_act = (uint32_t)old;
+    }
+    uint32_t ai = fl->free_act;
+    struct colo_fluid_act *a = &fl->act[ai];
+    fl->free_act = a->next_free;
+    a->active = true;
+    a->work = work;
+    a->remaining = remaining;
+    a->bound = bound;
+    a->speed = 0;
+    a->since = fl->eq->now;
+    a->finish = COLO_TIME_MAX;
+    a->done = done;
+    a->obj = obj;
+    a->arg = arg;
+    fl->n_active++;
+    int rc = set_elems(fl, a, ai, elems, n);
+    if (rc) {
+        release(fl, ai);
+        return rc;
+    }
+    if (id) *id = ((uint64_t)a->gen << 32) | ((uint64_t)ai + 1);
+    return flush(fl);
+}
+
+int colo_fluid_stop(colo_fluid_t *fl, colo_activity_id_t id, double *remaining)
+{
+    struct colo_fluid_act *a = lookup(fl, id);
+    if (!a) return COLO_ENOENT;
+    advance(fl, a);
+    if (remaining) *remaining = a->remaining;
+    release(fl, (uint32_t)(a - fl->act));
+    return flush(fl);
+}
+
+int colo_fluid_update(colo_fluid_t *fl, colo_activity_id_t id, double work,
+                      const colo_fluid_elem_t *elems, int n)
+{
+    struct colo_fluid_act *a = lookup(fl, id);
+    if (!a) return COLO_ENOENT;
+    if (n < 1 || n > COLO_FLUID_MAX_ELEMS || !(work > 0)) return COLO_EINVAL;
+    uint32_t ai = (uint32_t)(a - fl->act);
+    advance(fl, a);
+    for (int k = 0; k < a->n; k++) {
+        remove_user(fl, a->e[k].res, ai);
+        if (mark_dirty(fl, a->e[k].res)) return COLO_ENOMEM;
+    }
+    a->work = work;
+    int rc = set_elems(fl, a, ai, elems, n);
+    return rc ? rc : flush(fl);
+}
+
+double colo_fluid_speed(const colo_fluid_t *fl, colo_activity_id_t id)
+{
+    const struct colo_fluid_act *a = lookup(fl, id);
+    return a ? a->speed : -1;
+}
+
+double colo_fluid_remaining(const colo_fluid_t *fl, colo_activity_id_t id)
+{
+    const struct colo_fluid_act *a = lookup(fl, id);
+    if (!a) return -1;
+    double r = a->remaining;
+    colo_time_t now = fl->eq->now;
+    if (now > a->since) r -= a->speed * (double)(now - a->since) / a->work;
+    return r > 0 ? r : 0;
+}
+
+double colo_fluid_usage(const colo_fluid_t *fl, uint32_t r)
+{
+    double u = 0;
+    const struct colo_fluid_res *res = &fl->res[r];
+    for (size_t i = 0; i < res->n_users; i++) {
+        const struct colo_fluid_act *a = &fl->act[res->users[i]];
+        for (int k = 0; k < a->n; k++)
+            if (a->e[k].res == r) u += a->e[k].coef * a->speed;
+    }
+    return u;
+}
+
+double colo_fluid_capacity(const colo_fluid_t *fl, uint32_t r)
+{
+    return fl->res[r].capacity;
+}

@@ -1,0 +1,89 @@
+/* fluid.h: the fluid contention solver. Activities (kernels, copies) progress at rates decided by
+ * max-min fairness over shared resources with capacities, as SimGrid's linear max-min model does
+ * for networks; rates are recomputed only for the activities connected to what changed.
+ *
+ * An activity has work W (ns at speed 1) and uses each of its resources r at coef_r units per ns
+ * when running at speed 1. Speeds s are the max-min fair solution of
+ *     sum_i coef_ir * s_i <= capacity_r  for every resource r,   0 <= s_i <= bound_i,
+ * found by progressive filling: the most constrained resource fixes the speed of every activity
+ * on it at the level it allows (equal slowdown), its capacity is spent, and so on. */
+#ifndef COLO_FLUID_H
+#define COLO_FLUID_H
+
+#include "event_queue.h"
+#include "simtime.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define COLO_FLUID_MAX_ELEMS 6
+
+typedef struct colo_fluid_elem {
+    uint32_t res;
+    double coef; /* units of the resource per ns at speed 1 */
+} colo_fluid_elem_t;
+
+/* Names an activity; 0 never does. Stale handles are refused, as with event handles. */
+typedef uint64_t colo_activity_id_t;
+
+/* Called when an activity has finished (it is already gone). May start or stop activities. */
+typedef void (*colo_fluid_done_fn)(void *obj, int64_t arg);
+
+struct colo_fluid_res;
+struct colo_fluid_act;
+
+typedef struct colo_fluid {
+    colo_eq_t *eq; /* borrowed */
+    struct colo_fluid_res *res;
+    size_t n_res, cap_res;
+    struct colo_fluid_act *act;
+    size_t cap_act;
+    uint32_t free_act;  /* free list of activity slots */
+    size_t n_active;
+    colo_event_id_t next_ev;
+    colo_time_t next_time;
+    /* deferred work: resources whose users need new speeds */
+    uint32_t *dirty;
+    size_t n_dirty, cap_dirty;
+    int depth;          /* > 0 inside the completion handler: solving waits until it returns */
+    /* scratch for the solver */
+    uint32_t *comp_act, *comp_res;
+    size_t cap_comp_act, cap_comp_res;
+    uint32_t epoch;
+    int failed;         /* first COLO_ENOMEM met inside an event */
+    /* statistics */
+    uint64_t solves, completions;
+} colo_fluid_t;
+
+/* Prepares an empty solver whose completions are events on eq. 0 or COLO_ENOMEM. */
+int colo_fluid_init(colo_fluid_t *fl, colo_eq_t *eq);
+void colo_fluid_fini(colo_fluid_t *fl);
+
+/* Adds a resource of the given capacity (units per ns); its index is written to *index. */
+int colo_fluid_add_resource(colo_fluid_t *fl, double capacity, uint32_t *index);
+
+/* Starts an activity now with remaining fraction remaining (1 for a fresh one) of work ns at
+ * speed 1, at most bound (<= 1 usually), using elems. done(obj, arg) is called when it ends.
+ * 0 or COLO_ENOMEM / COLO_EINVAL. Cost: a solve of the component it joins. */
+int colo_fluid_start(colo_fluid_t *fl, double work, double remaining, double bound,
+                     const colo_fluid_elem_t *elems, int n, colo_fluid_done_fn done, void *obj,
+                     int64_t arg, colo_activity_id_t *id);
+
+/* Removes a running activity before it ends (preemption); *remaining gets the fraction of its
+ * work left. 0 or COLO_ENOENT. */
+int colo_fluid_stop(colo_fluid_t *fl, colo_activity_id_t id, double *remaining);
+
+/* Changes an activity's work and resource use from now on, keeping its progress. */
+int colo_fluid_update(colo_fluid_t *fl, colo_activity_id_t id, double work,
+                      const colo_fluid_elem_t *elems, int n);
+
+/* Current speed (0..bound) and fraction of work left at the current time; -1 if unknown id. */
+double colo_fluid_speed(const colo_fluid_t *fl, colo_activity_id_t id);
+double colo_fluid_remaining(const colo_fluid_t *fl, colo_activity_id_t id);
+
+/* Sum over active activities of coef x speed on resource r, and its capacity. */
+double colo_fluid_usage(const colo_fluid_t *fl, uint32_t r);
+double colo_fluid_capacity(const colo_fluid_t *fl, uint32_t r);
+
+#endif

@@ -1,0 +1,59 @@
+/* kernel_model.h: a kernel's work, decomposed from its traced duration into a compute part
+ * (waves of blocks on SMs) and a memory part (bytes through L2 and DRAM), and its duration on
+ * any GPU and SM count. Equations and parameters: docs/model.md, "Kernels". */
+#ifndef COLO_KERNEL_MODEL_H
+#define COLO_KERNEL_MODEL_H
+
+#include "errors.h"
+#include "gpu.h"
+#include "occupancy.h"
+#include "trace.h"
+
+/* Defaults used when a trace lacks DRAM or L2 byte counts (docs/model.md). */
+#define COLO_DRAM_SHARE_COMPUTE 0.1 /* compute-bound: moves 10 % of what bandwidth allows */
+#define COLO_DRAM_SHARE_UNKNOWN 0.5
+#define COLO_DRAM_SHARE_MEMORY 1.0  /* memory-bound: its duration is its transfer time */
+#define COLO_COMPUTE_SHARE_MEMORY 0.5 /* compute time of a memory-bound kernel, share of duration */
+#define COLO_L2_HIT_DEFAULT 0.5     /* L2 hit rate when l2_bytes is unknown: L2 bytes = 2 x DRAM */
+
+typedef struct colo_kernel_work {
+    unsigned long long blocks;
+    colo_occupancy_t occ;  /* on the target GPU */
+    double wave_ns;        /* one wave of blocks on the target GPU, compute only */
+    double dram_bytes;     /* DRAM traffic with the L2 to itself */
+    double l2_bytes;       /* traffic between SMs and L2 */
+    double working_set;    /* bytes it would like to keep in L2 */
+    double per_sm_rate;    /* bytes/ns one SM of the target can move */
+} colo_kernel_work_t;
+
+/* Decomposes kernel (traced on src) and places it on dst. Errors (COLO_ERANGE, with err naming
+ * the trace and op index) when its block cannot be resident on src or dst at all. */
+int colo_kernel_work(const colo_op_t *kernel, const colo_gpu_t *src, const colo_gpu_t *dst,
+                     colo_kernel_work_t *out, const char *trace_path, size_t op_index,
+                     colo_error_t *err);
+
+/* Waves of blocks on sms SMs: ceil(blocks / (blocks per SM x sms)). */
+unsigned long long colo_kernel_waves(const colo_kernel_work_t *w, int sms);
+
+/* SMs the kernel keeps busy out of sms: min(blocks, sms). */
+int colo_kernel_sms_used(const colo_kernel_work_t *w, int sms);
+
+/* Compute time on sms SMs: waves x wave_ns. */
+double colo_kernel_compute_ns(const colo_kernel_work_t *w, int sms);
+
+/* Fastest DRAM rate on sms SMs given dram_rate bytes/ns available: min(dram_rate,
+ * SMs used x per-SM rate). */
+double colo_kernel_memory_rate(const colo_kernel_work_t *w, int sms, double dram_rate);
+
+/* Duration alone on sms SMs with dram_rate bytes/ns and dram_bytes of traffic:
+ * max(compute, dram_bytes / memory rate). */
+double colo_kernel_alone_ns(const colo_kernel_work_t *w, int sms, double dram_rate,
+                            double dram_bytes);
+
+/* The kernel's duration alone on all of dst's SMs and DRAM, rounded to >= 1 ns. */
+colo_time_t colo_kernel_duration(const colo_kernel_work_t *w, const colo_gpu_t *dst);
+
+/* Per-SM DRAM rate of gpu in bytes/ns (memory.per_sm_gbps). */
+double colo_gpu_per_sm_rate(const colo_gpu_t *gpu);
+
+#endif

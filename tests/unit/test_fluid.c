@@ -1,0 +1,264 @@
+/* test_fluid.c: the contention solver: rates, completions, preemption, and capacity. */
+#include "errors.h"
+#include "event_queue.h"
+#include "fluid.h"
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct world {
+    colo_eq_t eq;
+    colo_fluid_t fl;
+    colo_time_t done_at[64];
+    int n_done;
+};
+
+static void done(void *obj, int64_t arg)
+{
+    struct world *w = obj;
+    w->done_at[arg] = w->eq.now;
+    w->n_done++;
+}
+
+static void setup(struct world *w)
+{
+    memset(w, 0, sizeof *w);
+    colo_eq_init(&w->eq, 0);
+    colo_fluid_init(&w->fl, &w->eq);
+}
+
+static void teardown(struct world *w)
+{
+    colo_fluid_fini(&w->fl);
+    colo_eq_fini(&w->eq);
+}
+
+static void run(struct world *w)
+{
+    colo_event_t ev;
+    while (colo_eq_pop(&w->eq, &ev)) ev.fn(ev.obj, ev.arg);
+}
+
+static colo_activity_id_t start1(struct world *w, double work, uint32_t r, double coef, int64_t tag)
+{
+    colo_fluid_elem_t e = {r, coef};
+    colo_activity_id_t id;
+    cr_assert_eq(colo_fluid_start(&w->fl, work, 1.0, 1.0, &e, 1, done, w, tag, &id), 0);
+    return id;
+}
+
+Test(fluid, alone_below_capacity_runs_at_full_speed)
+{
+    struct world w;
+    setup(&w);
+    uint32_t dram;
+    colo_fluid_add_resource(&w.fl, 3000, &dram);
+    colo_activity_id_t a = start1(&w, 123457, dram, 2999, 0);
+    cr_assert_float_eq(colo_fluid_speed(&w.fl, a), 1.0, 1e-12);
+    run(&w);
+    cr_assert_eq(w.done_at[0], 123457);
+    teardown(&w);
+}
+
+Test(fluid, two_bandwidth_bound_activities_each_take_twice_as_long)
+{
+    struct world w;
+    setup(&w);
+    uint32_t dram;
+    colo_fluid_add_resource(&w.fl, 3000, &dram);
+    start1(&w, 100000, dram, 3000, 0);
+    start1(&w, 100000, dram, 3000, 1);
+    run(&w);
+    cr_assert_eq(w.done_at[0], 200000);
+    cr_assert_eq(w.done_at[1], 200000);
+    teardown(&w);
+}
+
+Test(fluid, the_survivor_speeds_up_when_the_other_ends)
+{
+    struct world w;
+    setup(&w);
+    uint32_t link;
+    colo_fluid_add_resource(&w.fl, 50, &link);
+    start1(&w, 1000, link, 50, 0); /* 1000 ns alone */
+    start1(&w, 3000, link, 50, 1); /* 3000 ns alone */
+    run(&w);
+    /* both at half speed until the first is done at 2000 (2000 of its 3000 ns of work left
+     * for the second: 1000 done), then the second alone: 2000 more */
+    cr_assert_eq(w.done_at[0], 2000);
+    cr_assert_eq(w.done_at[1], 4000);
+    teardown(&w);
+}
+
+Test(fluid, disjoint_resources_do_not_interfere)
+{
+    struct world w;
+    setup(&w);
+    uint32_t half_a, half_b;
+    colo_fluid_add_resource(&w.fl, 66, &half_a);
+    colo_fluid_add_resource(&w.fl, 66, &half_b);
+    start1(&w, 50000, half_a, 66, 0);
+    start1(&w, 50000, half_b, 66, 1);
+    run(&w);
+    cr_assert_eq(w.done_at[0], 50000);
+    cr_assert_eq(w.done_at[1], 50000);
+    teardown(&w);
+}
+
+Test(fluid, the_most_constrained_resource_decides)
+{
+    struct world w;
+    setup(&w);
+    uint32_t sm, dram;
+    colo_fluid_add_resource(&w.fl, 100, &sm);
+    colo_fluid_add_resource(&w.fl, 1000, &dram);
+    /* a: compute-heavy, b: memory-heavy; DRAM is oversubscribed 1.5x, SMs are not */
+    colo_fluid_elem_t ea[2] = {{sm, 60}, {dram, 500}}, eb[2] = {{sm, 20}, {dram, 1000}};
+    colo_activity_id_t a, b;
+    colo_fluid_start(&w.fl, 1000, 1, 1, ea, 2, done, &w, 0, &a);
+    colo_fluid_start(&w.fl, 1000, 1, 1, eb, 2, done, &w, 1, &b);
+    cr_assert_float_eq(colo_fluid_speed(&w.fl, a), 1000.0 / 1500.0, 1e-12);
+    cr_assert_float_eq(colo_fluid_speed(&w.fl, b), 1000.0 / 1500.0, 1e-12);
+    cr_assert_float_eq(colo_fluid_usage(&w.fl, dram), 1000.0, 1e-9);
+    teardown(&w);
+}
+
+Test(fluid, a_bound_below_the_fair_share_leaves_the_rest_to_others)
+{
+    struct world w;
+    setup(&w);
+    uint32_t link;
+    colo_fluid_add_resource(&w.fl, 100, &link);
+    colo_fluid_elem_t e = {link, 100};
+    colo_activity_id_t slow, fast;
+    colo_fluid_start(&w.fl, 1000, 1, 0.2, &e, 1, done, &w, 0, &slow);
+    colo_fluid_start(&w.fl, 1000, 1, 1.0, &e, 1, done, &w, 1, &fast);
+    cr_assert_float_eq(colo_fluid_speed(&w.fl, slow), 0.2, 1e-12);
+    cr_assert_float_eq(colo_fluid_speed(&w.fl, fast), 0.8, 1e-12);
+    teardown(&w);
+}
+
+Test(fluid, stop_keeps_progress_and_a_restart_finishes_the_rest)
+{
+    struct world w;
+    setup(&w);
+    uint32_t r;
+    colo_fluid_add_resource(&w.fl, 10, &r);
+    colo_activity_id_t a = start1(&w, 1000, r, 10, 0);
+    /* advance the clock to 400 with a dummy event */
+    colo_eq_schedule(&w.eq, 400, (colo_event_fn)0, NULL, 0, NULL);
+    colo_event_t ev;
+    colo_eq_pop(&w.eq, &ev);
+    double left;
+    cr_assert_eq(colo_fluid_stop(&w.fl, a, &left), 0);
+    cr_assert_float_eq(left, 0.6, 1e-12);
+    cr_assert_eq(colo_fluid_stop(&w.fl, a, &left), COLO_ENOENT, "a stopped handle is stale");
+    colo_fluid_elem_t e = {r, 10};
+    colo_fluid_start(&w.fl, 1000, left, 1, &e, 1, done, &w, 0, NULL);
+    run(&w);
+    cr_assert_eq(w.done_at[0], 1000);
+    teardown(&w);
+}
+
+Test(fluid, update_changes_the_rest_of_the_work)
+{
+    struct world w;
+    setup(&w);
+    uint32_t r;
+    colo_fluid_add_resource(&w.fl, 10, &r);
+    colo_activity_id_t a = start1(&w, 1000, r, 5, 0);
+    colo_eq_schedule(&w.eq, 500, (colo_event_fn)0, NULL, 0, NULL);
+    colo_event_t ev;
+    colo_eq_pop(&w.eq, &ev);
+    colo_fluid_elem_t e = {r, 5};
+    cr_assert_eq(colo_fluid_update(&w.fl, a, 3000, &e, 1), 0); /* half done; the rest is slower */
+    run(&w);
+    cr_assert_eq(w.done_at[0], 500 + 1500);
+    teardown(&w);
+}
+
+/* Random activities on random subsets of resources: after every event no resource is used
+ * beyond its capacity, and every activity slower than its bound has a saturated resource. */
+static uint64_t seed = 42;
+static double uni(void)
+{
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    return (double)(seed >> 11) / 9007199254740992.0;
+}
+
+struct rworld {
+    struct world w;
+    uint32_t res[8];
+    colo_activity_id_t ids[64];
+    colo_fluid_elem_t e[64][4];
+    int n[64];
+    double bound[64];
+    int started;
+};
+
+static void rdone(void *obj, int64_t arg);
+
+static void rstart(struct rworld *rw, int slot)
+{
+    colo_fluid_elem_t e[4];
+    int n = 1 + (int)(uni() * 4);
+    for (int k = 0; k < n; k++) {
+        e[k].res = rw->res[(k * 3 + (int)(uni() * 8)) % 8];
+        for (int j = 0; j < k; j++)
+            if (e[j].res == e[k].res) e[k].res = rw->res[(e[k].res + 1) % 8];
+        e[k].coef = uni() * 150;
+    }
+    double bound = uni() < 0.2 ? 0.1 + 0.9 * uni() : 1.0;
+    memcpy(rw->e[slot], e, sizeof e);
+    rw->n[slot] = n;
+    rw->bound[slot] = bound;
+    cr_assert_eq(colo_fluid_start(&rw->w.fl, 1000 + uni() * 100000, 1, bound, e, n, rdone, rw,
+                                  slot, &rw->ids[slot]), 0);
+    rw->started++;
+}
+
+static void rdone(void *obj, int64_t arg)
+{
+    struct rworld *rw = obj;
+    rw->w.n_done++;
+    if (rw->started < 5000) rstart(rw, (int)arg);
+}
+
+Test(fluid, randomized_runs_never_exceed_capacity_and_are_max_min_fair)
+{
+    struct rworld *rw = calloc(1, sizeof *rw);
+    setup(&rw->w);
+    for (int r = 0; r < 8; r++) colo_fluid_add_resource(&rw->w.fl, 50 + 200 * uni(), &rw->res[r]);
+    for (int s = 0; s < 24; s++) rstart(rw, s);
+    colo_event_t ev;
+    long checks = 0;
+    while (colo_eq_pop(&rw->w.eq, &ev)) {
+        ev.fn(ev.obj, ev.arg);
+        for (int r = 0; r < 8; r++) {
+            double u = colo_fluid_usage(&rw->w.fl, rw->res[r]);
+            double c = colo_fluid_capacity(&rw->w.fl, rw->res[r]);
+            cr_assert_leq(u, c * (1 + 1e-9), "resource %d: %g used of %g", r, u, c);
+            checks++;
+        }
+        /* max-min: an activity below its bound is held back by a saturated resource */
+        for (int a = 0; a < 24; a++) {
+            double sp = colo_fluid_speed(&rw->w.fl, rw->ids[a]);
+            if (sp < 0 || sp >= rw->bound[a] - 1e-9) continue;
+            int saturated = 0;
+            for (int k = 0; k < rw->n[a]; k++) {
+                uint32_t r = rw->e[a][k].res;
+                if (rw->e[a][k].coef > 0 && colo_fluid_usage(&rw->w.fl, r) >=
+                                                colo_fluid_capacity(&rw->w.fl, r) * (1 - 1e-6))
+                    saturated = 1;
+            }
+            cr_assert(saturated, "activity %d at speed %g < bound %g with no saturated resource",
+                      a, sp, rw->bound[a]);
+        }
+    }
+    cr_assert_eq(rw->w.n_done, 5000, "every activity finished");
+    cr_assert_gt(checks, 10000);
+    teardown(&rw->w);
+    free(rw);
+}
