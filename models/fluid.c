@@ -13,7 +13,7 @@ struct colo_fluid_res {
     double capacity;
     uint32_t *users; /* activity slots using it */
     size_t n_users, cap_users;
-    uint32_t mark;   /* epoch of the last component walk that reached it */
+    uint32_t mark; /* epoch of the last component walk that reached it */
     bool dirty;
     /* solver scratch */
     double rem;
@@ -48,7 +48,8 @@ int colo_fluid_init(colo_fluid_t *fl, colo_eq_t *eq)
 
 void colo_fluid_fini(colo_fluid_t *fl)
 {
-    for (size_t r = 0; r < fl->n_res; r++) colo_free(fl->res[r].users);
+    for (size_t r = 0; r < fl->n_res; r++)
+        colo_free(fl->res[r].users);
     colo_free(fl->res);
     colo_free(fl->act);
     colo_free(fl->dirty);
@@ -145,7 +146,8 @@ static void solve(colo_fluid_t *fl, size_t na, size_t nr)
     for (size_t i = 0; i < na; i++) {
         struct colo_fluid_act *a = &fl->act[fl->comp_act[i]];
         a->fixed = false;
-        for (int k = 0; k < a->n; k++) fl->res[a->e[k].res].unfixed++;
+        for (int k = 0; k < a->n; k++)
+            fl->res[a->e[k].res].unfixed++;
     }
     uint32_t unfixed = (uint32_t)na;
     while (unfixed) {
@@ -210,7 +212,8 @@ static void reschedule(colo_fluid_t *fl)
     if (fl->next_ev) colo_eq_cancel(fl->eq, fl->next_ev);
     fl->next_ev = 0;
     fl->next_time = next;
-    if (next != COLO_TIME_MAX) note(fl, colo_eq_schedule(fl->eq, next, on_next, fl, 0, &fl->next_ev));
+    if (next != COLO_TIME_MAX)
+        note(fl, colo_eq_schedule(fl->eq, next, on_next, fl, 0, &fl->next_ev));
 }
 
 static int push_u32(uint32_t **arr, size_t *cap, size_t n, uint32_t v)
@@ -256,7 +259,8 @@ static int flush(colo_fluid_t *fl)
             }
         }
     }
-    for (size_t i = 0; i < na; i++) advance(fl, &fl->act[fl->comp_act[i]]);
+    for (size_t i = 0; i < na; i++)
+        advance(fl, &fl->act[fl->comp_act[i]]);
     solve(fl, na, nr);
     for (size_t i = 0; i < na; i++) {
         struct colo_fluid_act *a = &fl->act[fl->comp_act[i]];
@@ -318,7 +322,8 @@ static int set_elems(colo_fluid_t *fl, struct colo_fluid_act *a, uint32_t ai,
     for (int k = 0; k < n; k++) {
         if (elems[k].res >= fl->n_res || !(elems[k].coef >= 0)) return COLO_EINVAL;
         int j = 0;
-        while (j < a->n && a->e[j].res != elems[k].res) j++;
+        while (j < a->n && a->e[j].res != elems[k].res)
+            j++;
         if (j < a->n) { /* the same resource twice: one use, the sum of both */
             a->e[j].coef += elems[k].coef;
             continue;
@@ -334,8 +339,7 @@ int colo_fluid_start(colo_fluid_t *fl, double work, double remaining, double bou
                      const colo_fluid_elem_t *elems, int n, colo_fluid_done_fn done, void *obj,
                      int64_t arg, colo_activity_id_t *id)
 {
-    if (n < 1 || n > COLO_FLUID_MAX_ELEMS || !(work > 0) || !(remaining >= 0) ||
-        !(bound > 0))
+    if (n < 1 || n > COLO_FLUID_MAX_ELEMS || !(work > 0) || !(remaining >= 0) || !(bound > 0))
         return COLO_EINVAL;
     if (fl->free_act == NONE) {
         size_t old = fl->cap_act;
@@ -395,6 +399,17 @@ int colo_fluid_update(colo_fluid_t *fl, colo_activity_id_t id, double work,
     a->work = work;
     int rc = set_elems(fl, a, ai, elems, n);
     return rc ? rc : flush(fl);
+}
+
+void colo_fluid_begin(colo_fluid_t *fl)
+{
+    fl->depth++;
+}
+
+int colo_fluid_end(colo_fluid_t *fl)
+{
+    fl->depth--;
+    return flush(fl);
 }
 
 double colo_fluid_speed(const colo_fluid_t *fl, colo_activity_id_t id)

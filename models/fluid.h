@@ -39,19 +39,19 @@ typedef struct colo_fluid {
     size_t n_res, cap_res;
     struct colo_fluid_act *act;
     size_t cap_act;
-    uint32_t free_act;  /* free list of activity slots */
+    uint32_t free_act; /* free list of activity slots */
     size_t n_active;
     colo_event_id_t next_ev;
     colo_time_t next_time;
     /* deferred work: resources whose users need new speeds */
     uint32_t *dirty;
     size_t n_dirty, cap_dirty;
-    int depth;          /* > 0 inside the completion handler: solving waits until it returns */
+    int depth; /* > 0 inside the completion handler: solving waits until it returns */
     /* scratch for the solver */
     uint32_t *comp_act, *comp_res;
     size_t cap_comp_act, cap_comp_res;
     uint32_t epoch;
-    int failed;         /* first COLO_ENOMEM met inside an event */
+    int failed; /* first COLO_ENOMEM met inside an event */
     /* statistics */
     uint64_t solves, completions;
 } colo_fluid_t;
@@ -77,6 +77,11 @@ int colo_fluid_stop(colo_fluid_t *fl, colo_activity_id_t id, double *remaining);
 /* Changes an activity's work and resource use from now on, keeping its progress. */
 int colo_fluid_update(colo_fluid_t *fl, colo_activity_id_t id, double work,
                       const colo_fluid_elem_t *elems, int n);
+
+/* Groups several starts, stops and updates into one solve: between begin and end nothing is
+ * re-solved; end solves once for all of them. Nests. */
+void colo_fluid_begin(colo_fluid_t *fl);
+int colo_fluid_end(colo_fluid_t *fl);
 
 /* Current speed (0..bound) and fraction of work left at the current time; -1 if unknown id. */
 double colo_fluid_speed(const colo_fluid_t *fl, colo_activity_id_t id);

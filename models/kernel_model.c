@@ -48,12 +48,12 @@ colo_time_t colo_kernel_duration(const colo_kernel_work_t *w, const colo_gpu_t *
 static int place(const colo_op_t *k, const colo_gpu_t *g, colo_occupancy_t *occ,
                  const char *trace_path, size_t i, colo_error_t *err)
 {
-    *occ = colo_occupancy(g, k->block[0] * k->block[1] * k->block[2], k->registers,
-                          k->shared_bytes);
+    *occ =
+        colo_occupancy(g, k->block[0] * k->block[1] * k->block[2], k->registers, k->shared_bytes);
     if (occ->blocks_per_sm > 0) return 0;
     char key[64];
     snprintf(key, sizeof key, "ops[%zu]", i);
-    return colo_error_set(err, COLO_ERANGE, trace_path, 0, key,
+    return colo_error_set(err, COLO_ERANGE, trace_path, k->line, key,
                           "kernel '%s' cannot run on %s: its block exceeds the SM's %s", k->name,
                           g->name, colo_limiter_name(occ->limiter));
 }
@@ -91,6 +91,9 @@ int colo_kernel_work(const colo_op_t *k, const colo_gpu_t *src, const colo_gpu_t
     w->dram_bytes = D;
     double L = k->l2_bytes >= 0 ? k->l2_bytes : D / (1 - COLO_L2_HIT_DEFAULT);
     w->l2_bytes = L > D ? L : D;
-    w->working_set = D;
+    /* What the L2 must hold for the kernel's hits: the operands a compute-bound kernel reuses
+     * (about what it reads from DRAM); a streaming, memory-bound kernel hits on lines it has
+     * just touched, which no neighbour can take away. */
+    w->working_set = k->kclass == COLO_KCLASS_MEMORY ? 0 : D;
     return 0;
 }

@@ -12,18 +12,20 @@
 /* Defaults used when a trace lacks DRAM or L2 byte counts (docs/model.md). */
 #define COLO_DRAM_SHARE_COMPUTE 0.1 /* compute-bound: moves 10 % of what bandwidth allows */
 #define COLO_DRAM_SHARE_UNKNOWN 0.5
-#define COLO_DRAM_SHARE_MEMORY 1.0  /* memory-bound: its duration is its transfer time */
-#define COLO_COMPUTE_SHARE_MEMORY 0.5 /* compute time of a memory-bound kernel, share of duration */
-#define COLO_L2_HIT_DEFAULT 0.5     /* L2 hit rate when l2_bytes is unknown: L2 bytes = 2 x DRAM */
+#define COLO_DRAM_SHARE_MEMORY 1.0 /* memory-bound: its duration is its transfer time */
+#define COLO_COMPUTE_SHARE_MEMORY                                                                  \
+    0.5                         /* compute time of a memory-bound kernel, share of duration        \
+                                 */
+#define COLO_L2_HIT_DEFAULT 0.5 /* L2 hit rate when l2_bytes is unknown: L2 bytes = 2 x DRAM */
 
 typedef struct colo_kernel_work {
     unsigned long long blocks;
-    colo_occupancy_t occ;  /* on the target GPU */
-    double wave_ns;        /* one wave of blocks on the target GPU, compute only */
-    double dram_bytes;     /* DRAM traffic with the L2 to itself */
-    double l2_bytes;       /* traffic between SMs and L2 */
-    double working_set;    /* bytes it would like to keep in L2 */
-    double per_sm_rate;    /* bytes/ns one SM of the target can move */
+    colo_occupancy_t occ; /* on the target GPU */
+    double wave_ns;       /* one wave of blocks on the target GPU, compute only */
+    double dram_bytes;    /* DRAM traffic with the L2 to itself */
+    double l2_bytes;      /* traffic between SMs and L2 */
+    double working_set;   /* bytes its L2 hits need kept in L2 (0: streaming) */
+    double per_sm_rate;   /* bytes/ns one SM of the target can move */
 } colo_kernel_work_t;
 
 /* Decomposes kernel (traced on src) and places it on dst. Errors (COLO_ERANGE, with err naming

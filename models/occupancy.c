@@ -21,10 +21,14 @@ int colo_gpu_cc_major(const colo_gpu_t *gpu)
 const char *colo_limiter_name(colo_limiter_t l)
 {
     switch (l) {
-    case COLO_LIMIT_WARPS: return "warps";
-    case COLO_LIMIT_BLOCKS: return "blocks";
-    case COLO_LIMIT_REGISTERS: return "registers";
-    case COLO_LIMIT_SHARED: return "shared memory";
+    case COLO_LIMIT_WARPS:
+        return "warps";
+    case COLO_LIMIT_BLOCKS:
+        return "blocks";
+    case COLO_LIMIT_REGISTERS:
+        return "registers";
+    case COLO_LIMIT_SHARED:
+        return "shared memory";
     }
     return "?";
 }
@@ -51,12 +55,13 @@ colo_occupancy_t colo_occupancy(const colo_gpu_t *gpu, unsigned threads, int reg
         }
     }
 
-    int granularity = colo_gpu_cc_major(gpu) >= 8 ? 128 : 256; /* cudaOccSMemAllocationGranularity */
+    int granularity =
+        colo_gpu_cc_major(gpu) >= 8 ? 128 : 256; /* cudaOccSMemAllocationGranularity */
     long long smem = (shared_bytes > 0 ? shared_bytes : 0) + gpu->sm.reserved_shared_per_block;
     if (smem > 0) {
         int per_block = round_up(smem, granularity);
-        o.by_shared = (shared_bytes > gpu->sm.max_shared_per_block) ? 0
-                                                                    : gpu->sm.shared_bytes / per_block;
+        o.by_shared =
+            (shared_bytes > gpu->sm.max_shared_per_block) ? 0 : gpu->sm.shared_bytes / per_block;
     }
 
     o.blocks_per_sm = o.by_warps;

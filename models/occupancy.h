@@ -16,7 +16,7 @@ typedef enum {
 } colo_limiter_t;
 
 typedef struct colo_occupancy {
-    int blocks_per_sm;   /* 0: the block cannot run on this GPU at all */
+    int blocks_per_sm; /* 0: the block cannot run on this GPU at all */
     int warps_per_block;
     colo_limiter_t limiter;
     int by_warps, by_blocks, by_registers, by_shared; /* each limit; INT_MAX when none */

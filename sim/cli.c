@@ -257,7 +257,14 @@ static int cmd_check(int argc, char **argv)
     for (size_t i = 0; i < sc->n_tenants; i++) {
         const colo_tenant_cfg_t *t = &sc->tenants[i];
         const colo_trace_t *tr = t->trace;
-        colo_time_t alone = colo_isolated_latency(t, g, NULL);
+        colo_time_t alone;
+        colo_error_t err;
+        colo_error_clear(&err);
+        if (colo_tenant_times(t, g, NULL, &alone, &err)) {
+            print_error(&err);
+            colo_scenario_free(sc);
+            return EXIT_INPUT;
+        }
         double load = t->arrival.rate * COLO_TO_S(alone);
         total += load;
         printf("  %-14s trace %s\n", t->name, t->trace_path);

@@ -2,6 +2,7 @@
 #include "scenario.h"
 #include "alloc.h"
 #include "cfg.h"
+#include "kernel_model.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -193,6 +194,14 @@ static int read_tenant(const colo_cfg_reader_t *r, const config_setting_t *t, co
     if ((rc = intern_trace(sc, tc->trace_path, &idx, r->err))) return rc;
     tc->trace = sc->traces[idx];
     tc->trace_gpu = sc->trace_gpus[idx];
+    /* every kernel must fit on the scenario's GPU (and on the one it was traced on) */
+    for (size_t k = 0; k < tc->trace->n_ops; k++) {
+        colo_kernel_work_t w;
+        if (tc->trace->ops[k].type == COLO_OP_KERNEL &&
+            (rc = colo_kernel_work(&tc->trace->ops[k], tc->trace_gpu, sc->gpu, &w, tc->trace->path,
+                                   k, r->err)))
+            return rc;
+    }
 
     const config_setting_t *a;
     if ((rc = colo_cfg_aggregate(r, t, "arrival", REQ, CONFIG_TYPE_GROUP, &a))) return rc;

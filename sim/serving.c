@@ -2,33 +2,34 @@
 #include "serving.h"
 #include "alloc.h"
 #include "rng.h"
-#include "scaling.h"
+#include "kernel_model.h"
 
 #include <string.h>
 
-static colo_time_t copy_time(const colo_op_t *op, const colo_gpu_t *gpu)
-{
-    double gbps = op->dir == COLO_COPY_H2D ? gpu->pcie.h2d_gbps : gpu->pcie.d2h_gbps;
-    /* 1 GB/s is one byte per nanosecond */
-    return colo_time_from_ns(gpu->pcie.latency_us * 1e3 + (double)op->bytes / gbps);
-}
-
-colo_time_t colo_isolated_latency(const colo_tenant_cfg_t *cfg, const colo_gpu_t *gpu,
-                                  colo_time_t *op_time)
+int colo_tenant_times(const colo_tenant_cfg_t *cfg, const colo_gpu_t *gpu, colo_time_t *op_time,
+                      colo_time_t *isolated, colo_error_t *err)
 {
     const colo_trace_t *tr = cfg->trace;
     colo_time_t host = 0, gpu_end = 0;
     for (size_t i = 0; i < tr->n_ops; i++) {
         const colo_op_t *op = &tr->ops[i];
-        colo_time_t d = op->type == COLO_OP_KERNEL ? colo_scale_kernel(op, cfg->trace_gpu, gpu)
-                                                   : copy_time(op, gpu);
+        colo_time_t d;
+        if (op->type == COLO_OP_KERNEL) {
+            colo_kernel_work_t w;
+            int rc = colo_kernel_work(op, cfg->trace_gpu, gpu, &w, tr->path, i, err);
+            if (rc) return rc;
+            d = colo_kernel_duration(&w, gpu);
+        } else {
+            d = colo_hw_copy_alone(gpu, op->dir, op->bytes);
+        }
         if (op_time) op_time[i] = d;
         host += op->gap;
         colo_time_t start = host > gpu_end ? host : gpu_end;
         gpu_end = start + d;
         if (op->type == COLO_OP_COPY) host = gpu_end; /* synchronous copy */
     }
-    return gpu_end;
+    *isolated = gpu_end;
+    return 0;
 }
 
 static void fail(colo_sim_t *sim, int rc)
@@ -83,40 +84,25 @@ static void on_kernel_done(void *obj, size_t ctx)
     op_done(&sim->t[ctx]);
 }
 
-/* ---- PCIe: one FIFO per direction ---- */
-
-static void pcie_start(colo_sim_t *sim, int dir);
+/* ---- copies: through the hardware model (copy engines, latency, shared link) ---- */
 
 static void on_copy_done(void *obj, int64_t arg)
 {
     colo_tenant_run_t *t = obj;
     colo_sim_t *sim = t->sim;
     struct colo_pcie_dir *p = &sim->pcie[arg];
-    p->busy = false;
+    if (--p->active == 0)
+        colo_add_clipped(&p->busy_time, p->since, sim->eq.now, sim->sc->warmup, sim->sc->duration);
     t->host_clock = sim->eq.now; /* the host waited for the copy */
-    if (p->len) pcie_start(sim, (int)arg);
     op_done(t);
 }
 
-static void pcie_start(colo_sim_t *sim, int dir)
-{
-    struct colo_pcie_dir *p = &sim->pcie[dir];
-    colo_tenant_run_t *t = &sim->t[p->waiting[p->head]];
-    p->head = (p->head + 1) % sim->n;
-    p->len--;
-    p->busy = true;
-    colo_time_t now = sim->eq.now, d = t->op_time[t->cur_op];
-    colo_add_clipped(&p->busy_time, now, now + d, sim->sc->warmup, sim->sc->duration);
-    fail(sim, colo_eq_schedule(&sim->eq, now + d, on_copy_done, t, dir, NULL));
-}
-
-static void pcie_submit(colo_tenant_run_t *t, int dir)
+static void copy_submit(colo_tenant_run_t *t, colo_copy_dir_t dir, long long bytes)
 {
     colo_sim_t *sim = t->sim;
     struct colo_pcie_dir *p = &sim->pcie[dir];
-    p->waiting[(p->head + p->len) % sim->n] = t->idx;
-    p->len++;
-    if (!p->busy) pcie_start(sim, dir);
+    if (p->active++ == 0) p->since = sim->eq.now;
+    fail(sim, colo_hw_copy_start(&sim->hw, dir, bytes, 0, on_copy_done, t, (int64_t)dir));
 }
 
 /* ---- ops ---- */
@@ -129,7 +115,7 @@ static void op_ready(void *obj, int64_t arg)
     if (op->type == COLO_OP_KERNEL)
         fail(t->sim, colo_ts_submit(&t->sim->ts, t->idx, t->op_time[t->cur_op]));
     else
-        pcie_submit(t, op->dir == COLO_COPY_H2D ? 0 : 1);
+        copy_submit(t, op->dir, op->bytes);
 }
 
 static void issue_op(colo_tenant_run_t *t)
@@ -189,8 +175,8 @@ int colo_sim_new(const colo_scenario_t *sc, colo_sim_t **out, colo_error_t *err)
                      on_kernel_done, sim))
         goto nomem;
     colo_ts_set_window(&sim->ts, sc->warmup, sc->duration);
-    for (int d = 0; d < 2; d++)
-        if (!(sim->pcie[d].waiting = colo_calloc(sim->n, sizeof(size_t)))) goto nomem;
+    if (colo_hw_init(&sim->hw, sc->gpu, &sim->eq)) goto nomem;
+    sim->hw_ready = true;
     if (!(sim->t = colo_calloc(sim->n, sizeof *sim->t))) goto nomem;
     for (size_t i = 0; i < sim->n; i++) {
         colo_tenant_run_t *t = &sim->t[i];
@@ -202,7 +188,11 @@ int colo_sim_new(const colo_scenario_t *sc, colo_sim_t **out, colo_error_t *err)
         t->queue = colo_malloc(t->qcap * sizeof *t->queue);
         t->op_time = colo_malloc(t->cfg->trace->n_ops * sizeof *t->op_time);
         if (!t->rng || !t->queue || !t->op_time) goto nomem;
-        t->isolated = colo_isolated_latency(t->cfg, sc->gpu, t->op_time);
+        int rc = colo_tenant_times(t->cfg, sc->gpu, t->op_time, &t->isolated, err);
+        if (rc) {
+            colo_sim_free(sim);
+            return rc;
+        }
     }
     *out = sim;
     return 0;
@@ -220,13 +210,17 @@ int colo_sim_run(colo_sim_t *sim, colo_error_t *err)
             fail(sim, colo_eq_schedule(&sim->eq, first, on_arrival, t, 0, NULL));
     }
     colo_event_t ev;
-    while (!sim->failed && !sim->ts.failed && colo_eq_peek_time(&sim->eq) <= sim->end &&
-           colo_eq_pop(&sim->eq, &ev)) {
+    while (!sim->failed && !sim->ts.failed && !sim->hw.failed && !sim->hw.fl.failed &&
+           colo_eq_peek_time(&sim->eq) <= sim->end && colo_eq_pop(&sim->eq, &ev)) {
         sim->last_event = ev.time;
         ev.fn(ev.obj, ev.arg);
     }
     colo_ts_close(&sim->ts, sim->end);
-    int rc = sim->failed ? sim->failed : sim->ts.failed;
+    for (int d = 0; d < 2; d++)
+        if (sim->pcie[d].active)
+            colo_add_clipped(&sim->pcie[d].busy_time, sim->pcie[d].since, sim->end, sim->sc->warmup,
+                             sim->sc->duration);
+    int rc = sim->failed ? sim->failed : sim->ts.failed ? sim->ts.failed : sim->hw.failed;
     if (rc)
         return colo_error_set(err, rc, sim->sc->path, 0, NULL, "simulation stopped: %s",
                               colo_strerror(rc));
@@ -246,8 +240,7 @@ void colo_sim_free(colo_sim_t *sim)
         }
         colo_free(sim->t);
     }
-    for (int d = 0; d < 2; d++)
-        colo_free(sim->pcie[d].waiting);
+    if (sim->hw_ready) colo_hw_fini(&sim->hw);
     colo_ts_fini(&sim->ts);
     colo_eq_fini(&sim->eq);
     colo_free(sim);

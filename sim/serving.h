@@ -3,6 +3,7 @@
 #define COLO_SERVING_H
 
 #include "event_queue.h"
+#include "hardware.h"
 #include "metrics.h"
 #include "scenario.h"
 #include "timeslice.h"
@@ -37,18 +38,18 @@ typedef struct colo_tenant_run {
     colo_samples_t latency;
 } colo_tenant_run_t;
 
-/* One PCIe direction: transfers in FIFO order, one at a time at the link's rate. */
+/* Statistics of one PCIe direction: time with at least one copy in progress. */
 struct colo_pcie_dir {
-    size_t *waiting; /* tenant indices, ring buffer of n tenants */
-    size_t head, len;
-    bool busy;
-    colo_time_t busy_time; /* in the window */
+    int active;
+    colo_time_t since, busy_time;
 };
 
 typedef struct colo_sim {
     const colo_scenario_t *sc; /* borrowed */
     colo_eq_t eq;
     colo_ts_t ts;
+    colo_hw_t hw; /* the GPU's resources: copies run on them */
+    bool hw_ready;
     size_t n;
     colo_tenant_run_t *t;
     struct colo_pcie_dir pcie[2];
@@ -67,10 +68,11 @@ int colo_sim_run(colo_sim_t *sim, colo_error_t *err);
 
 void colo_sim_free(colo_sim_t *sim);
 
-/* Latency of one request of tenant cfg alone on the scenario's GPU (no queueing, no other
- * tenant): ops in stream order, host gaps on the CPU's clock, copies synchronous. Writes the
- * per-op times into op_time when it is not NULL. */
-colo_time_t colo_isolated_latency(const colo_tenant_cfg_t *cfg, const colo_gpu_t *gpu,
-                                  colo_time_t *op_time);
+/* Per-op times of tenant cfg's trace on gpu, alone (kernels from the kernel model on all SMs,
+ * copies at the link's full rate), into op_time (may be NULL), and the latency of one request
+ * alone: ops in stream order, host gaps on the CPU's clock, copies synchronous. Errors when a
+ * kernel cannot run on gpu. */
+int colo_tenant_times(const colo_tenant_cfg_t *cfg, const colo_gpu_t *gpu, colo_time_t *op_time,
+                      colo_time_t *isolated, colo_error_t *err);
 
 #endif

@@ -295,6 +295,7 @@ static int read_trace(const struct reader *r, json_t *root, colo_trace_t *t)
         const char *type = json_string_value(json_object_get(o, "type"));
         int rc;
         t->n_ops = i + 1; /* so a partly read op is freed */
+        t->ops[i].line = (r->lines && i < r->n_lines) ? r->lines[i] : 0;
         if (type && strcmp(type, "kernel") == 0)
             rc = read_kernel(r, i, o, &t->ops[i]);
         else if (type && strcmp(type, "copy") == 0)

@@ -34,9 +34,9 @@ static void start_one(struct bench *b)
 {
     double sms = 1 + uniform() * 131;
     colo_fluid_elem_t e[3] = {
-        {b->sm, sms * uniform()},            /* SMs busy computing at full speed */
-        {b->l2, 8000.0 * uniform()},         /* L2 bytes/ns at full speed */
-        {b->dram, 2950.0 * uniform()},       /* DRAM bytes/ns at full speed */
+        {b->sm, sms * uniform()},      /* SMs busy computing at full speed */
+        {b->l2, 8000.0 * uniform()},   /* L2 bytes/ns at full speed */
+        {b->dram, 2950.0 * uniform()}, /* DRAM bytes/ns at full speed */
     };
     double work = 5000 + 100000 * uniform(); /* 5 to 105 us alone */
     if (colo_fluid_start(&b->fl, work, 1.0, 1.0, e, 3, on_done, b, 0, NULL)) exit(1);
@@ -68,9 +68,11 @@ static double run(int k, long events)
     colo_fluid_add_resource(&b.fl, 2950, &b.dram);
     b.limit = events / 2;
     double t0 = now_s();
-    for (int i = 0; i < k; i++) start_one(&b);
+    for (int i = 0; i < k; i++)
+        start_one(&b);
     colo_event_t ev;
-    while (colo_eq_pop(&b.eq, &ev)) ev.fn(ev.obj, ev.arg);
+    while (colo_eq_pop(&b.eq, &ev))
+        ev.fn(ev.obj, ev.arg);
     double dt = now_s() - t0;
     long n = b.started + b.finished;
     colo_fluid_fini(&b.fl);

@@ -38,7 +38,8 @@ static void teardown(struct world *w)
 static void run(struct world *w)
 {
     colo_event_t ev;
-    while (colo_eq_pop(&w->eq, &ev)) ev.fn(ev.obj, ev.arg);
+    while (colo_eq_pop(&w->eq, &ev))
+        ev.fn(ev.obj, ev.arg);
 }
 
 static colo_activity_id_t start1(struct world *w, double work, uint32_t r, double coef, int64_t tag)
@@ -214,8 +215,9 @@ static void rstart(struct rworld *rw, int slot)
     memcpy(rw->e[slot], e, sizeof e);
     rw->n[slot] = n;
     rw->bound[slot] = bound;
-    cr_assert_eq(colo_fluid_start(&rw->w.fl, 1000 + uni() * 100000, 1, bound, e, n, rdone, rw,
-                                  slot, &rw->ids[slot]), 0);
+    cr_assert_eq(colo_fluid_start(&rw->w.fl, 1000 + uni() * 100000, 1, bound, e, n, rdone, rw, slot,
+                                  &rw->ids[slot]),
+                 0);
     rw->started++;
 }
 
@@ -230,8 +232,10 @@ Test(fluid, randomized_runs_never_exceed_capacity_and_are_max_min_fair)
 {
     struct rworld *rw = calloc(1, sizeof *rw);
     setup(&rw->w);
-    for (int r = 0; r < 8; r++) colo_fluid_add_resource(&rw->w.fl, 50 + 200 * uni(), &rw->res[r]);
-    for (int s = 0; s < 24; s++) rstart(rw, s);
+    for (int r = 0; r < 8; r++)
+        colo_fluid_add_resource(&rw->w.fl, 50 + 200 * uni(), &rw->res[r]);
+    for (int s = 0; s < 24; s++)
+        rstart(rw, s);
     colo_event_t ev;
     long checks = 0;
     while (colo_eq_pop(&rw->w.eq, &ev)) {
@@ -253,8 +257,8 @@ Test(fluid, randomized_runs_never_exceed_capacity_and_are_max_min_fair)
                                                 colo_fluid_capacity(&rw->w.fl, r) * (1 - 1e-6))
                     saturated = 1;
             }
-            cr_assert(saturated, "activity %d at speed %g < bound %g with no saturated resource",
-                      a, sp, rw->bound[a]);
+            cr_assert(saturated, "activity %d at speed %g < bound %g with no saturated resource", a,
+                      sp, rw->bound[a]);
         }
     }
     cr_assert_eq(rw->w.n_done, 5000, "every activity finished");

@@ -1,0 +1,435 @@
+/* hardware.c: a GPU's resources for the fluid solver, kernels with L2 capacity interference,
+ * and copies with copy engines and per-transfer latency. */
+#include "hardware.h"
+#include "alloc.h"
+#include "errors.h"
+
+#include <string.h>
+
+/* Kernels and copies in flight are on the hardware's live list, so colo_hw_fini can free those
+ * a run left behind when it stopped. */
+struct colo_hw_live {
+    struct colo_hw_live *prev, *next;
+};
+
+struct colo_hw_kernel {
+    struct colo_hw_live link; /* first member */
+    colo_hw_t *hw;
+    colo_kernel_work_t w;
+    colo_hw_place_t place;
+    colo_activity_id_t act;
+    double dram_eff; /* DRAM bytes with the L2 it shares now */
+    colo_fluid_done_fn done;
+    void *obj;
+    int64_t arg;
+};
+
+struct colo_hw_copy {
+    struct colo_hw_live link; /* first member */
+    colo_hw_t *hw;
+    colo_copy_dir_t dir;
+    long long bytes;
+    uint32_t ce;
+    colo_fluid_done_fn done;
+    void *obj;
+    int64_t arg;
+};
+
+static void live_add(colo_hw_t *hw, struct colo_hw_live *l)
+{
+    l->prev = NULL;
+    l->next = hw->live;
+    if (hw->live) hw->live->prev = l;
+    hw->live = l;
+}
+
+static void live_remove(colo_hw_t *hw, struct colo_hw_live *l)
+{
+    if (l->prev)
+        l->prev->next = l->next;
+    else
+        hw->live = l->next;
+    if (l->next) l->next->prev = l->prev;
+}
+
+static void note(colo_hw_t *hw, int rc)
+{
+    if (rc && !hw->failed) hw->failed = rc;
+}
+
+/* Bandwidth of the L2 when the GPU file does not know it: assumed 3 x DRAM (docs/model.md). */
+static double l2_bandwidth(const colo_gpu_t *g)
+{
+    return g->l2.bandwidth_gbps > 0 ? g->l2.bandwidth_gbps : 3 * colo_gpu_dram_rate(g);
+}
+
+int colo_hw_init(colo_hw_t *hw, const colo_gpu_t *gpu, colo_eq_t *eq)
+{
+    memset(hw, 0, sizeof *hw);
+    hw->gpu = gpu;
+    hw->eq = eq;
+    colo_fluid_init(&hw->fl, eq);
+    hw->channel_rate = colo_gpu_dram_rate(gpu) / gpu->memory.channels;
+    int all[COLO_HW_MAX_CHANNELS];
+    int nch =
+        gpu->memory.channels < COLO_HW_MAX_CHANNELS ? gpu->memory.channels : COLO_HW_MAX_CHANNELS;
+    for (int c = 0; c < nch; c++)
+        all[c] = c;
+    uint32_t idx;
+    int rc = colo_hw_add_sm_pool(hw, gpu->sm.count, &idx);
+    if (!rc) rc = colo_hw_add_l2_group(hw, (double)gpu->l2.bytes, l2_bandwidth(gpu), &idx);
+    if (!rc) rc = colo_hw_add_channel_set(hw, all, nch, &idx);
+    if (!rc) rc = colo_fluid_add_resource(&hw->fl, gpu->pcie.h2d_gbps, &hw->pcie[COLO_COPY_H2D]);
+    if (!rc) rc = colo_fluid_add_resource(&hw->fl, gpu->pcie.d2h_gbps, &hw->pcie[COLO_COPY_D2H]);
+    if (!rc) rc = colo_hw_add_ce_domain(hw, gpu->pcie.copy_engines, &idx);
+    if (rc) colo_hw_fini(hw);
+    return rc;
+}
+
+void colo_hw_fini(colo_hw_t *hw)
+{
+    while (hw->live) { /* in flight when the run stopped; queued copies are among them */
+        struct colo_hw_live *l = hw->live;
+        hw->live = l->next;
+        colo_free(l);
+    }
+    for (size_t i = 0; i < hw->n_l2; i++)
+        colo_free(hw->l2[i].running);
+    for (size_t i = 0; i < hw->n_ce; i++)
+        colo_free(hw->ce[i].queue);
+    colo_free(hw->pools);
+    colo_free(hw->l2);
+    colo_free(hw->sets);
+    colo_free(hw->classes);
+    colo_free(hw->ce);
+    colo_fluid_fini(&hw->fl);
+    memset(hw, 0, sizeof *hw);
+}
+
+int colo_hw_add_sm_pool(colo_hw_t *hw, int sms, uint32_t *index)
+{
+    if (sms < 1) return COLO_EINVAL;
+    if (colo_grow((void **)&hw->pools, &hw->cap_pools, hw->n_pools + 1, sizeof *hw->pools))
+        return COLO_ENOMEM;
+    struct colo_hw_pool *p = &hw->pools[hw->n_pools];
+    int rc = colo_fluid_add_resource(&hw->fl, sms, &p->res);
+    if (rc) return rc;
+    p->sms = sms;
+    *index = (uint32_t)hw->n_pools++;
+    return 0;
+}
+
+int colo_hw_add_l2_group(colo_hw_t *hw, double bytes, double bandwidth, uint32_t *index)
+{
+    if (colo_grow((void **)&hw->l2, &hw->cap_l2, hw->n_l2 + 1, sizeof *hw->l2)) return COLO_ENOMEM;
+    struct colo_hw_l2 *g = &hw->l2[hw->n_l2];
+    memset(g, 0, sizeof *g);
+    int rc = colo_fluid_add_resource(&hw->fl, bandwidth, &g->res);
+    if (rc) return rc;
+    g->bytes = bytes;
+    *index = (uint32_t)hw->n_l2++;
+    return 0;
+}
+
+int colo_hw_add_channel_set(colo_hw_t *hw, const int *channels, int n, uint32_t *index)
+{
+    if (hw->finalized || n < 1 || hw->n_sets >= 64) return COLO_EINVAL;
+    if (colo_grow((void **)&hw->sets, &hw->cap_sets, hw->n_sets + 1, sizeof *hw->sets))
+        return COLO_ENOMEM;
+    struct colo_hw_chset *s = &hw->sets[hw->n_sets];
+    memset(s, 0, sizeof *s);
+    for (int i = 0; i < n; i++) {
+        if (channels[i] < 0 || channels[i] >= hw->gpu->memory.channels ||
+            channels[i] >= COLO_HW_MAX_CHANNELS)
+            return COLO_EINVAL;
+        if (!s->member[channels[i]]) s->n_channels++;
+        s->member[channels[i]] = 1;
+    }
+    *index = (uint32_t)hw->n_sets++;
+    return 0;
+}
+
+int colo_hw_add_ce_domain(colo_hw_t *hw, int engines, uint32_t *index)
+{
+    if (engines < 1) return COLO_EINVAL;
+    if (colo_grow((void **)&hw->ce, &hw->cap_ce, hw->n_ce + 1, sizeof *hw->ce)) return COLO_ENOMEM;
+    memset(&hw->ce[hw->n_ce], 0, sizeof hw->ce[hw->n_ce]);
+    hw->ce[hw->n_ce].engines = engines;
+    *index = (uint32_t)hw->n_ce++;
+    return 0;
+}
+
+/* Splits the channels into classes of equal membership over all sets: each class is one
+ * resource, so a kernel's traffic costs one solver element per class, not per channel. */
+static int finalize(colo_hw_t *hw)
+{
+    int nch = hw->gpu->memory.channels < COLO_HW_MAX_CHANNELS ? hw->gpu->memory.channels
+                                                              : COLO_HW_MAX_CHANNELS;
+    uint64_t sig[COLO_HW_MAX_CHANNELS];
+    int cls_of[COLO_HW_MAX_CHANNELS];
+    for (int c = 0; c < nch; c++) {
+        sig[c] = 0;
+        for (size_t s = 0; s < hw->n_sets; s++)
+            if (hw->sets[s].member[c]) sig[c] |= UINT64_C(1) << s;
+        cls_of[c] = -1;
+        for (int d = 0; d < c && sig[c]; d++)
+            if (sig[d] == sig[c]) {
+                cls_of[c] = cls_of[d];
+                break;
+            }
+        if (cls_of[c] >= 0 || !sig[c]) {
+            if (cls_of[c] >= 0) hw->classes[cls_of[c]].n_channels++;
+            continue;
+        }
+        if (colo_grow((void **)&hw->classes, &hw->cap_classes, hw->n_classes + 1,
+                      sizeof *hw->classes))
+            return COLO_ENOMEM;
+        cls_of[c] = (int)hw->n_classes;
+        hw->classes[hw->n_classes].n_channels = 1;
+        hw->n_classes++;
+    }
+    for (size_t k = 0; k < hw->n_classes; k++) {
+        int rc = colo_fluid_add_resource(&hw->fl, hw->classes[k].n_channels * hw->channel_rate,
+                                         &hw->classes[k].res);
+        if (rc) return rc;
+    }
+    for (size_t s = 0; s < hw->n_sets; s++) {
+        struct colo_hw_chset *set = &hw->sets[s];
+        for (size_t k = 0; k < hw->n_classes; k++) {
+            int c = 0;
+            while (c < nch && cls_of[c] != (int)k)
+                c++;
+            if (c == nch || !set->member[c]) continue;
+            if (set->n_parts == 16) return COLO_EINVAL;
+            set->parts[set->n_parts].cls = (uint32_t)k;
+            set->parts[set->n_parts].share = (double)hw->classes[k].n_channels / set->n_channels;
+            set->n_parts++;
+        }
+    }
+    hw->finalized = true;
+    return 0;
+}
+
+/* ---- kernels ---- */
+
+/* The kernel's work at its current DRAM traffic, and what it uses of each resource per ns at
+ * full speed. Returns the number of elements. */
+static int kernel_elems(const colo_hw_t *hw, const colo_hw_kernel_t *k, double *work,
+                        colo_fluid_elem_t *e)
+{
+    const struct colo_hw_pool *pool = &hw->pools[k->place.sm_pool];
+    const struct colo_hw_chset *set = &hw->sets[k->place.channel_set];
+    int used = colo_kernel_sms_used(&k->w, pool->sms);
+    double t_comp = colo_kernel_compute_ns(&k->w, pool->sms);
+    double rate = colo_kernel_memory_rate(&k->w, pool->sms, set->n_channels * hw->channel_rate);
+    double t_mem = k->dram_eff / rate;
+    double W = t_comp > t_mem ? t_comp : t_mem;
+    if (W < 1e-3) W = 1e-3;
+    double l2 = k->w.l2_bytes > k->dram_eff ? k->w.l2_bytes : k->dram_eff;
+    int n = 0;
+    e[n++] = (colo_fluid_elem_t){pool->res, used * t_comp / W};
+    e[n++] = (colo_fluid_elem_t){hw->l2[k->place.l2_group].res, l2 / W};
+    for (int p = 0; p < set->n_parts && n < COLO_FLUID_MAX_ELEMS; p++)
+        e[n++] = (colo_fluid_elem_t){hw->classes[set->parts[p].cls].res,
+                                     k->dram_eff * set->parts[p].share / W};
+    *work = W;
+    return n;
+}
+
+/* L2 capacity interference: kernels sharing an L2 group whose working sets together exceed it
+ * each keep a proportional share; the hits they lose become DRAM traffic. Updates the speeds
+ * of the kernels whose traffic changed. */
+static void share_l2(colo_hw_t *hw, struct colo_hw_l2 *g, colo_hw_kernel_t *skip)
+{
+    double total = 0;
+    for (size_t i = 0; i < g->n_running; i++)
+        total += g->running[i]->w.working_set;
+    for (size_t i = 0; i < g->n_running; i++) {
+        colo_hw_kernel_t *k = g->running[i];
+        double ws = k->w.working_set, kept = 1;
+        if (total > g->bytes && ws > 0) {
+            double share = g->bytes * ws / total, wanted = ws < g->bytes ? ws : g->bytes;
+            kept = share < wanted ? share / wanted : 1;
+        }
+        double hits = k->w.l2_bytes - k->w.dram_bytes;
+        double d = k->w.dram_bytes + (hits > 0 ? hits : 0) * (1 - kept);
+        if (d == k->dram_eff) continue;
+        k->dram_eff = d;
+        if (k == skip) continue;
+        colo_fluid_elem_t e[COLO_FLUID_MAX_ELEMS];
+        double W;
+        int n = kernel_elems(hw, k, &W, e);
+        int rc = colo_fluid_update(&hw->fl, k->act, W, e, n);
+        /* COLO_ENOENT: k finished in the same instant and its own completion is next */
+        if (rc != COLO_ENOENT) note(hw, rc);
+    }
+}
+
+static void l2_remove(struct colo_hw_l2 *g, colo_hw_kernel_t *k)
+{
+    for (size_t i = 0; i < g->n_running; i++)
+        if (g->running[i] == k) {
+            memmove(&g->running[i], &g->running[i + 1], (g->n_running - i - 1) * sizeof k);
+            g->n_running--;
+            return;
+        }
+}
+
+static void on_kernel_done(void *obj, int64_t arg)
+{
+    (void)arg;
+    colo_hw_kernel_t *k = obj;
+    colo_hw_t *hw = k->hw;
+    struct colo_hw_l2 *g = &hw->l2[k->place.l2_group];
+    l2_remove(g, k);
+    share_l2(hw, g, NULL);
+    colo_fluid_done_fn done = k->done;
+    void *o = k->obj;
+    int64_t a = k->arg;
+    live_remove(hw, &k->link);
+    colo_free(k);
+    if (done) done(o, a);
+}
+
+int colo_hw_kernel_start(colo_hw_t *hw, const colo_kernel_work_t *w, colo_hw_place_t place,
+                         double remaining, colo_fluid_done_fn done, void *obj, int64_t arg,
+                         colo_hw_kernel_t **out)
+{
+    if (place.sm_pool >= hw->n_pools || place.l2_group >= hw->n_l2 ||
+        place.channel_set >= hw->n_sets)
+        return COLO_EINVAL;
+    int rc = hw->finalized ? 0 : finalize(hw);
+    if (rc) return rc;
+    struct colo_hw_l2 *g = &hw->l2[place.l2_group];
+    colo_hw_kernel_t *k = colo_calloc(1, sizeof *k);
+    if (!k || colo_grow((void **)&g->running, &g->cap_running, g->n_running + 1, sizeof k)) {
+        colo_free(k);
+        return COLO_ENOMEM;
+    }
+    *k = (colo_hw_kernel_t){{NULL, NULL}, hw, *w, place, 0, w->dram_bytes, done, obj, arg};
+    g->running[g->n_running++] = k;
+    colo_fluid_begin(&hw->fl);
+    share_l2(hw, g, k);
+    colo_fluid_elem_t e[COLO_FLUID_MAX_ELEMS];
+    double W;
+    int n = kernel_elems(hw, k, &W, e);
+    rc = colo_fluid_start(&hw->fl, W, remaining, 1.0, e, n, on_kernel_done, k, 0, &k->act);
+    if (rc) {
+        l2_remove(g, k);
+        colo_free(k);
+    } else {
+        live_add(hw, &k->link);
+    }
+    int rc2 = colo_fluid_end(&hw->fl);
+    if (rc) return rc;
+    if (out) *out = k;
+    return rc2 ? rc2 : hw->failed;
+}
+
+int colo_hw_kernel_stop(colo_hw_t *hw, colo_hw_kernel_t *k, double *remaining)
+{
+    colo_fluid_begin(&hw->fl);
+    int rc = colo_fluid_stop(&hw->fl, k->act, remaining);
+    struct colo_hw_l2 *g = &hw->l2[k->place.l2_group];
+    if (!rc) {
+        l2_remove(g, k);
+        share_l2(hw, g, NULL);
+        live_remove(hw, &k->link);
+        colo_free(k);
+    }
+    int rc2 = colo_fluid_end(&hw->fl);
+    return rc ? rc : rc2 ? rc2 : hw->failed;
+}
+
+double colo_hw_kernel_speed(const colo_hw_t *hw, const colo_hw_kernel_t *k)
+{
+    return colo_fluid_speed(&hw->fl, k->act);
+}
+
+double colo_hw_kernel_dram_bytes(const colo_hw_kernel_t *k)
+{
+    return k->dram_eff;
+}
+
+/* ---- copies ---- */
+
+colo_time_t colo_hw_copy_alone(const colo_gpu_t *gpu, colo_copy_dir_t dir, long long bytes)
+{
+    double rate = dir == COLO_COPY_H2D ? gpu->pcie.h2d_gbps : gpu->pcie.d2h_gbps;
+    return colo_time_from_ns(gpu->pcie.latency_us * 1e3) + colo_time_from_ns((double)bytes / rate);
+}
+
+static void copy_begin(colo_hw_copy_t *c);
+
+static void on_copy_done(void *obj, int64_t arg)
+{
+    (void)arg;
+    colo_hw_copy_t *c = obj;
+    colo_hw_t *hw = c->hw;
+    struct colo_hw_ce *d = &hw->ce[c->ce];
+    d->busy--;
+    if (d->q_len) {
+        colo_hw_copy_t *next = d->queue[d->q_head];
+        d->q_head = (d->q_head + 1) % d->q_cap;
+        d->q_len--;
+        copy_begin(next);
+    }
+    colo_fluid_done_fn done = c->done;
+    void *o = c->obj;
+    int64_t a = c->arg;
+    live_remove(hw, &c->link);
+    colo_free(c);
+    if (done) done(o, a);
+}
+
+static void on_copy_latency(void *obj, int64_t arg)
+{
+    (void)arg;
+    colo_hw_copy_t *c = obj;
+    colo_hw_t *hw = c->hw;
+    double rate = colo_fluid_capacity(&hw->fl, hw->pcie[c->dir]);
+    colo_fluid_elem_t e = {hw->pcie[c->dir], rate};
+    note(hw, colo_fluid_start(&hw->fl, (double)c->bytes / rate, 1.0, 1.0, &e, 1, on_copy_done, c, 0,
+                              NULL));
+}
+
+static void copy_begin(colo_hw_copy_t *c)
+{
+    colo_hw_t *hw = c->hw;
+    hw->ce[c->ce].busy++;
+    colo_time_t lat = colo_time_from_ns(hw->gpu->pcie.latency_us * 1e3);
+    note(hw, colo_eq_schedule(hw->eq, hw->eq->now + lat, on_copy_latency, c, 0, NULL));
+}
+
+int colo_hw_copy_start(colo_hw_t *hw, colo_copy_dir_t dir, long long bytes, uint32_t ce,
+                       colo_fluid_done_fn done, void *obj, int64_t arg)
+{
+    if (ce >= hw->n_ce || bytes < 1) return COLO_EINVAL;
+    colo_hw_copy_t *c = colo_calloc(1, sizeof *c);
+    if (!c) return COLO_ENOMEM;
+    *c = (colo_hw_copy_t){{NULL, NULL}, hw, dir, bytes, ce, done, obj, arg};
+    live_add(hw, &c->link);
+    struct colo_hw_ce *d = &hw->ce[ce];
+    if (d->busy < d->engines) {
+        copy_begin(c);
+        return hw->failed;
+    }
+    if (d->q_len == d->q_cap) {
+        size_t ncap = d->q_cap ? 2 * d->q_cap : 8;
+        colo_hw_copy_t **q = colo_malloc(ncap * sizeof *q);
+        if (!q) {
+            live_remove(hw, &c->link);
+            colo_free(c);
+            return COLO_ENOMEM;
+        }
+        for (size_t i = 0; i < d->q_len; i++)
+            q[i] = d->queue[(d->q_head + i) % d->q_cap];
+        colo_free(d->queue);
+        d->queue = q;
+        d->q_cap = ncap;
+        d->q_head = 0;
+    }
+    d->queue[(d->q_head + d->q_len) % d->q_cap] = c;
+    d->q_len++;
+    return 0;
+}

@@ -1,0 +1,111 @@
+/* hardware.h: one GPU's contended resources as fluid-solver resources: SM pools, L2 groups
+ * (bandwidth and capacity), DRAM channel classes, the two PCIe directions and copy engines;
+ * and kernels and copies running on them. Equations: docs/model.md, "Contention". */
+#ifndef COLO_HARDWARE_H
+#define COLO_HARDWARE_H
+
+#include "event_queue.h"
+#include "fluid.h"
+#include "gpu.h"
+#include "kernel_model.h"
+#include "trace.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define COLO_HW_MAX_CHANNELS 256
+
+typedef struct colo_hw_kernel colo_hw_kernel_t;
+typedef struct colo_hw_copy colo_hw_copy_t;
+struct colo_hw_live;
+
+/* Where a kernel runs: its SM pool, the L2 group it shares, and the DRAM channels its memory is
+ * spread over (indices returned by the colo_hw_add_* functions). */
+typedef struct colo_hw_place {
+    uint32_t sm_pool, l2_group, channel_set;
+} colo_hw_place_t;
+
+typedef struct colo_hw {
+    const colo_gpu_t *gpu; /* borrowed */
+    colo_eq_t *eq;         /* borrowed */
+    colo_fluid_t fl;
+    /* SM pools: a fluid resource each, capacity = SMs */
+    struct colo_hw_pool {
+        uint32_t res;
+        int sms;
+    } * pools;
+    size_t n_pools, cap_pools;
+    /* L2 groups: bandwidth resource, capacity in bytes, and the kernels running in them */
+    struct colo_hw_l2 {
+        uint32_t res;
+        double bytes;
+        colo_hw_kernel_t **running;
+        size_t n_running, cap_running;
+    } * l2;
+    size_t n_l2, cap_l2;
+    /* channel sets, and the classes of channels with the same membership (one resource each) */
+    struct colo_hw_chset {
+        uint8_t member[COLO_HW_MAX_CHANNELS];
+        int n_channels;
+        int n_parts;
+        struct {
+            uint32_t cls;
+            double share; /* of the set's traffic that goes to this class */
+        } parts[16];
+    } * sets;
+    size_t n_sets, cap_sets;
+    struct colo_hw_class {
+        uint32_t res;
+        int n_channels;
+    } * classes;
+    size_t n_classes, cap_classes;
+    bool finalized;
+    double channel_rate; /* bytes/ns per channel */
+    /* PCIe: one resource per direction; copy engines in domains (the GPU, or a MIG instance) */
+    uint32_t pcie[2];
+    struct colo_hw_ce {
+        int engines, busy;
+        colo_hw_copy_t **queue; /* waiting for an engine, FIFO */
+        size_t q_head, q_len, q_cap;
+    } * ce;
+    size_t n_ce, cap_ce;
+    struct colo_hw_live *live; /* kernels and copies in flight */
+    int failed;
+} colo_hw_t;
+
+/* Builds the resources of gpu with one SM pool of all SMs, one L2 group of the whole L2, one
+ * channel set of all channels and one copy-engine domain with all engines (indices 0). */
+int colo_hw_init(colo_hw_t *hw, const colo_gpu_t *gpu, colo_eq_t *eq);
+void colo_hw_fini(colo_hw_t *hw);
+
+/* More partitions (for MIG, Green Contexts, channel colouring). Channel sets must all be added
+ * before the first kernel starts. Each writes the new index to *index. */
+int colo_hw_add_sm_pool(colo_hw_t *hw, int sms, uint32_t *index);
+int colo_hw_add_l2_group(colo_hw_t *hw, double bytes, double bandwidth, uint32_t *index);
+int colo_hw_add_channel_set(colo_hw_t *hw, const int *channels, int n, uint32_t *index);
+int colo_hw_add_ce_domain(colo_hw_t *hw, int engines, uint32_t *index);
+
+/* Starts a kernel (its work from colo_kernel_work on this GPU) at place with remaining fraction
+ * remaining of its work left. done(obj, arg) is called when it finishes. *out is the handle
+ * for colo_hw_kernel_stop; it is freed when the kernel finishes or is stopped. */
+int colo_hw_kernel_start(colo_hw_t *hw, const colo_kernel_work_t *w, colo_hw_place_t place,
+                         double remaining, colo_fluid_done_fn done, void *obj, int64_t arg,
+                         colo_hw_kernel_t **out);
+
+/* Stops a running kernel (preemption); *remaining gets the fraction of its work left. */
+int colo_hw_kernel_stop(colo_hw_t *hw, colo_hw_kernel_t *k, double *remaining);
+
+/* The kernel's current speed (1 = as fast as alone) and DRAM bytes it now needs in all. */
+double colo_hw_kernel_speed(const colo_hw_t *hw, const colo_hw_kernel_t *k);
+double colo_hw_kernel_dram_bytes(const colo_hw_kernel_t *k);
+
+/* Starts a copy of bytes in direction dir using an engine of domain ce: it waits for a free
+ * engine (FIFO), then the link's per-transfer latency, then moves its bytes sharing the
+ * direction's bandwidth with the other copies. done(obj, arg) when the last byte is there. */
+int colo_hw_copy_start(colo_hw_t *hw, colo_copy_dir_t dir, long long bytes, uint32_t ce,
+                       colo_fluid_done_fn done, void *obj, int64_t arg);
+
+/* Time a copy takes alone: latency + bytes / rate. */
+colo_time_t colo_hw_copy_alone(const colo_gpu_t *gpu, colo_copy_dir_t dir, long long bytes);
+
+#endif

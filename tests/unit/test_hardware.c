@@ -1,0 +1,334 @@
+/* test_hardware.c: kernels and copies contending for a GPU's SMs, L2, DRAM channels and PCIe.
+ * Each property here could fail: they are the behaviours the contention model must have. */
+#include "hardware.h"
+#include "helpers.h"
+
+#include <criterion/criterion.h>
+#include <math.h>
+
+TestSuite(hardware, .init = test_init);
+
+struct rig {
+    colo_eq_t eq;
+    colo_gpu_t *gpu;
+    colo_hw_t hw;
+    colo_time_t done_at[64];
+    int n_done;
+};
+
+static void done(void *obj, int64_t arg)
+{
+    struct rig *r = obj;
+    r->done_at[arg] = r->eq.now;
+    r->n_done++;
+}
+
+static void rig_init(struct rig *r, const char *gpu)
+{
+    memset(r, 0, sizeof *r);
+    colo_eq_init(&r->eq, 0);
+    colo_error_t err;
+    colo_error_clear(&err);
+    cr_assert_eq(colo_gpu_open(gpu, NULL, &r->gpu, "test", 0, NULL, &err), 0);
+    cr_assert_eq(colo_hw_init(&r->hw, r->gpu, &r->eq), 0);
+}
+
+static void rig_run(struct rig *r)
+{
+    colo_event_t ev;
+    while (colo_eq_pop(&r->eq, &ev))
+        ev.fn(ev.obj, ev.arg);
+    cr_assert_eq(r->hw.failed, 0);
+}
+
+static void rig_fini(struct rig *r)
+{
+    colo_hw_fini(&r->hw);
+    colo_gpu_free(r->gpu);
+    colo_eq_fini(&r->eq);
+}
+
+static colo_kernel_work_t kwork(const colo_gpu_t *g, unsigned blocks, colo_time_t dur,
+                                colo_kclass_t c, double dram_bytes, double l2_bytes)
+{
+    colo_op_t k;
+    memset(&k, 0, sizeof k);
+    k.type = COLO_OP_KERNEL;
+    k.name = "k";
+    k.grid[0] = blocks;
+    k.grid[1] = k.grid[2] = 1;
+    k.block[0] = 256;
+    k.block[1] = k.block[2] = 1;
+    k.registers = k.shared_bytes = -1;
+    k.dram_bytes = dram_bytes;
+    k.l2_bytes = l2_bytes;
+    k.flops = -1;
+    k.duration = dur;
+    k.kclass = c;
+    colo_kernel_work_t w;
+    colo_error_t err;
+    colo_error_clear(&err);
+    cr_assert_eq(colo_kernel_work(&k, g, g, &w, "t", 0, &err), 0);
+    return w;
+}
+
+static const colo_hw_place_t whole = {0, 0, 0};
+
+static void start(struct rig *r, const colo_kernel_work_t *w, colo_hw_place_t p, int64_t tag)
+{
+    cr_assert_eq(colo_hw_kernel_start(&r->hw, w, p, 1.0, done, r, tag, NULL), 0);
+}
+
+#define NEAR(x, y, rel) (fabs((double)(x) - (double)(y)) <= (rel)*fabs((double)(y)))
+
+Test(hardware, a_kernel_alone_takes_its_traced_time)
+{
+    struct rig r;
+    rig_init(&r, "h100-sxm");
+    colo_kernel_work_t c = kwork(r.gpu, 5000, 250000, COLO_KCLASS_COMPUTE, -1, -1);
+    colo_kernel_work_t m = kwork(r.gpu, 5000, 180000, COLO_KCLASS_MEMORY, -1, -1);
+    colo_kernel_work_t u = kwork(r.gpu, 40, 77777, COLO_KCLASS_UNKNOWN, -1, -1);
+    start(&r, &c, whole, 0);
+    rig_run(&r);
+    start(&r, &m, whole, 1);
+    rig_run(&r);
+    start(&r, &u, whole, 2);
+    rig_run(&r);
+    cr_assert(NEAR(r.done_at[0], 250000, 0.01), "%lld", (long long)r.done_at[0]);
+    cr_assert(NEAR(r.done_at[1] - r.done_at[0], 180000, 0.01));
+    cr_assert(NEAR(r.done_at[2] - r.done_at[1], 77777, 0.01));
+    rig_fini(&r);
+}
+
+Test(hardware, two_dram_bound_kernels_each_take_twice_as_long)
+{
+    struct rig r;
+    rig_init(&r, "h100-sxm");
+    colo_kernel_work_t m = kwork(r.gpu, 5000, 100000, COLO_KCLASS_MEMORY, -1, -1);
+    start(&r, &m, whole, 0);
+    start(&r, &m, whole, 1);
+    rig_run(&r);
+    cr_assert(NEAR(r.done_at[0], 200000, 0.05), "%lld", (long long)r.done_at[0]);
+    cr_assert(NEAR(r.done_at[1], 200000, 0.05));
+    rig_fini(&r);
+}
+
+Test(hardware, two_compute_bound_kernels_on_disjoint_sm_halves_take_their_alone_time)
+{
+    struct rig r;
+    rig_init(&r, "h100-sxm");
+    uint32_t a, b;
+    colo_hw_add_sm_pool(&r.hw, 66, &a);
+    colo_hw_add_sm_pool(&r.hw, 66, &b);
+    colo_kernel_work_t c = kwork(r.gpu, 8 * 132 * 4, 100000, COLO_KCLASS_COMPUTE, -1, -1);
+    colo_hw_place_t pa = {a, 0, 0}, pb = {b, 0, 0};
+    start(&r, &c, pa, 0); /* alone on its half first */
+    rig_run(&r);
+    colo_time_t alone = r.done_at[0];
+    cr_assert(NEAR(alone, 200000, 0.01), "4 waves on 132 SMs = 8 on 66: %lld", (long long)alone);
+    start(&r, &c, pa, 1);
+    start(&r, &c, pb, 2);
+    rig_run(&r);
+    cr_assert(NEAR(r.done_at[1] - alone, alone, 0.01));
+    cr_assert(NEAR(r.done_at[2] - alone, alone, 0.01));
+    /* and on the same SMs they halve each other */
+    start(&r, &c, pa, 3);
+    start(&r, &c, pa, 4);
+    rig_run(&r);
+    cr_assert(NEAR(r.done_at[3] - r.done_at[2], 2 * alone, 0.02));
+    rig_fini(&r);
+}
+
+Test(hardware, a_compute_bound_kernel_barely_notices_a_dram_bound_one_below_saturation)
+{
+    struct rig r;
+    rig_init(&r, "h100-sxm");
+    uint32_t a, b;
+    colo_hw_add_sm_pool(&r.hw, 66, &a);
+    colo_hw_add_sm_pool(&r.hw, 66, &b);
+    colo_kernel_work_t c = kwork(r.gpu, 8 * 66, 100000, COLO_KCLASS_COMPUTE, -1, -1);
+    colo_kernel_work_t m = kwork(r.gpu, 8 * 66, 100000, COLO_KCLASS_MEMORY, -1, -1);
+    colo_hw_place_t pa = {a, 0, 0}, pb = {b, 0, 0};
+    start(&r, &c, pa, 0);
+    start(&r, &m, pb, 1);
+    rig_run(&r);
+    /* 66 SMs x 67 GB/s cannot saturate 2950 GB/s alone; with 10 % of the compute kernel's
+     * share the DRAM is oversubscribed and both slow down a little */
+    cr_assert_gt(r.done_at[0], 100000);
+    cr_assert_lt(r.done_at[0], 120000);
+    rig_fini(&r);
+}
+
+Test(hardware, disjoint_channel_sets_isolate_bandwidth)
+{
+    struct rig r;
+    rig_init(&r, "h100-sxm");
+    int lo[40], hi[40];
+    for (int i = 0; i < 40; i++)
+        lo[i] = i, hi[i] = 40 + i;
+    uint32_t sl, sh;
+    colo_hw_add_channel_set(&r.hw, lo, 40, &sl);
+    colo_hw_add_channel_set(&r.hw, hi, 40, &sh);
+    colo_kernel_work_t m = kwork(r.gpu, 5000, 100000, COLO_KCLASS_MEMORY, -1, -1);
+    colo_hw_place_t pl = {0, 0, sl}, ph = {0, 0, sh};
+    start(&r, &m, pl, 0); /* half the channels: half the bandwidth, twice the time */
+    rig_run(&r);
+    cr_assert(NEAR(r.done_at[0], 200000, 0.01), "%lld", (long long)r.done_at[0]);
+    start(&r, &m, pl, 1);
+    start(&r, &m, ph, 2);
+    rig_run(&r);
+    cr_assert(NEAR(r.done_at[1] - r.done_at[0], 200000, 0.01), "no interference");
+    cr_assert(NEAR(r.done_at[2] - r.done_at[0], 200000, 0.01));
+    rig_fini(&r);
+}
+
+Test(hardware, co_running_working_sets_beyond_the_l2_raise_dram_traffic_unless_split)
+{
+    struct rig r;
+    rig_init(&r, "h100-sxm");
+    double l2 = (double)r.gpu->l2.bytes;
+    /* compute-bound kernels with 4x more L2 than DRAM traffic: a working set of 0.75 L2 */
+    colo_kernel_work_t c = kwork(r.gpu, 8 * 132, 1000000, COLO_KCLASS_COMPUTE, 0.75 * l2, 3 * l2);
+    colo_hw_kernel_t *a, *b;
+    colo_hw_kernel_start(&r.hw, &c, whole, 1, done, &r, 0, &a);
+    cr_assert_float_eq(colo_hw_kernel_dram_bytes(a), 0.75 * l2, 1, "alone: as traced");
+    colo_hw_kernel_start(&r.hw, &c, whole, 1, done, &r, 1, &b);
+    /* each keeps half the L2 of the 0.75 it wants: 2/3 of its 2.25 L2 of hits stay hits */
+    cr_assert_float_eq(colo_hw_kernel_dram_bytes(a), 0.75 * l2 + 2.25 * l2 / 3, 1e3);
+    rig_run(&r);
+    uint32_t g1, g2;
+    colo_hw_add_l2_group(&r.hw, l2 / 2, 4000, &g1);
+    colo_hw_add_l2_group(&r.hw, l2 / 2, 4000, &g2);
+    colo_kernel_work_t s = kwork(r.gpu, 8 * 132, 1000000, COLO_KCLASS_COMPUTE, 0.4 * l2, 1.6 * l2);
+    colo_hw_place_t p1 = {0, g1, 0}, p2 = {0, g2, 0};
+    colo_hw_kernel_start(&r.hw, &s, p1, 1, done, &r, 2, &a);
+    colo_hw_kernel_start(&r.hw, &s, p2, 1, done, &r, 3, &b);
+    cr_assert_float_eq(colo_hw_kernel_dram_bytes(a), 0.4 * l2, 1, "separate L2s are not shared");
+    cr_assert_float_eq(colo_hw_kernel_dram_bytes(b), 0.4 * l2, 1);
+    rig_run(&r);
+    rig_fini(&r);
+}
+
+Test(hardware, h2d_and_d2h_do_not_slow_each_other_but_same_direction_shares)
+{
+    struct rig r;
+    rig_init(&r, "h100-sxm");
+    long long mb = 64 << 20;
+    colo_time_t h2d = colo_hw_copy_alone(r.gpu, COLO_COPY_H2D, mb);
+    colo_time_t d2h = colo_hw_copy_alone(r.gpu, COLO_COPY_D2H, mb);
+    colo_hw_copy_start(&r.hw, COLO_COPY_H2D, mb, 0, done, &r, 0);
+    colo_hw_copy_start(&r.hw, COLO_COPY_D2H, mb, 0, done, &r, 1);
+    rig_run(&r);
+    cr_assert_eq(r.done_at[0], h2d);
+    cr_assert_eq(r.done_at[1], d2h);
+    colo_time_t t0 = r.eq.now;
+    colo_hw_copy_start(&r.hw, COLO_COPY_H2D, mb, 0, done, &r, 2);
+    colo_hw_copy_start(&r.hw, COLO_COPY_H2D, mb, 0, done, &r, 3);
+    rig_run(&r);
+    colo_time_t lat = (colo_time_t)(r.gpu->pcie.latency_us * 1e3);
+    cr_assert(NEAR(r.done_at[3] - t0 - lat, 2 * (h2d - lat), 1e-6), "two share the direction");
+    rig_fini(&r);
+}
+
+Test(hardware, a_copy_waits_for_a_free_copy_engine)
+{
+    struct rig r;
+    rig_init(&r, "h100-sxm");
+    uint32_t one;
+    colo_hw_add_ce_domain(&r.hw, 1, &one);
+    long long mb = 8 << 20;
+    colo_time_t t = colo_hw_copy_alone(r.gpu, COLO_COPY_H2D, mb);
+    colo_hw_copy_start(&r.hw, COLO_COPY_H2D, mb, one, done, &r, 0);
+    colo_hw_copy_start(&r.hw, COLO_COPY_D2H, mb, one, done, &r, 1);
+    rig_run(&r);
+    cr_assert_eq(r.done_at[0], t);
+    cr_assert_eq(r.done_at[1], t + colo_hw_copy_alone(r.gpu, COLO_COPY_D2H, mb),
+                 "one engine: the second copy starts when the first ends");
+    rig_fini(&r);
+}
+
+/* Thousands of kernels with random shapes, places and classes, and copies: no resource is ever
+ * granted more than its capacity. */
+struct storm {
+    struct rig r;
+    colo_kernel_work_t kinds[8];
+    colo_hw_place_t places[4];
+    int started;
+    uint64_t s;
+};
+
+static double su(struct storm *st)
+{
+    st->s = st->s * 6364136223846793005ull + 1442695040888963407ull;
+    return (double)(st->s >> 11) / 9007199254740992.0;
+}
+
+static void storm_next(void *obj, int64_t arg);
+
+static void storm_start(struct storm *st, int64_t slot)
+{
+    st->started++;
+    if (su(st) < 0.15) {
+        colo_copy_dir_t d = su(st) < 0.5 ? COLO_COPY_H2D : COLO_COPY_D2H;
+        cr_assert_eq(colo_hw_copy_start(&st->r.hw, d, 1 + (long long)(su(st) * 4e6), 0, storm_next,
+                                        st, slot),
+                     0);
+        return;
+    }
+    const colo_kernel_work_t *w = &st->kinds[(int)(su(st) * 8)];
+    colo_hw_place_t p = st->places[(int)(su(st) * 4)];
+    cr_assert_eq(colo_hw_kernel_start(&st->r.hw, w, p, 1.0, storm_next, st, slot, NULL), 0);
+}
+
+static void storm_next(void *obj, int64_t arg)
+{
+    struct storm *st = obj;
+    st->r.n_done++;
+    if (st->started < 4000) storm_start(st, arg);
+}
+
+Test(hardware, randomized_storm_never_exceeds_any_capacity)
+{
+    struct storm *st = calloc(1, sizeof *st);
+    st->s = 7;
+    rig_init(&st->r, "h100-sxm");
+    colo_hw_t *hw = &st->r.hw;
+    uint32_t pa, pb, g1, c1, c2;
+    colo_hw_add_sm_pool(hw, 64, &pa);
+    colo_hw_add_sm_pool(hw, 32, &pb);
+    colo_hw_add_l2_group(hw, 20e6, 3000, &g1);
+    int lo[50], mid[40];
+    for (int i = 0; i < 50; i++)
+        lo[i] = i;
+    for (int i = 0; i < 40; i++)
+        mid[i] = 30 + i; /* overlaps lo: three channel classes */
+    colo_hw_add_channel_set(hw, lo, 50, &c1);
+    colo_hw_add_channel_set(hw, mid, 40, &c2);
+    st->places[0] = (colo_hw_place_t){0, 0, 0};
+    st->places[1] = (colo_hw_place_t){pa, 0, c1};
+    st->places[2] = (colo_hw_place_t){pb, g1, c2};
+    st->places[3] = (colo_hw_place_t){pa, g1, c2};
+    for (int i = 0; i < 8; i++) {
+        colo_kclass_t c = (colo_kclass_t)(i % 3);
+        unsigned blocks = 1 + (unsigned)(su(st) * 8000);
+        double l2 = su(st) < 0.5 ? -1 : su(st) * 60e6;
+        st->kinds[i] = kwork(st->r.gpu, blocks, 1000 + (colo_time_t)(su(st) * 200000), c, -1, l2);
+    }
+    for (int64_t s = 0; s < 20; s++)
+        storm_start(st, s);
+    colo_event_t ev;
+    long checks = 0;
+    while (colo_eq_pop(&st->r.eq, &ev)) {
+        ev.fn(ev.obj, ev.arg);
+        for (uint32_t res = 0; res < hw->fl.n_res; res++) {
+            double u = colo_fluid_usage(&hw->fl, res), cap = colo_fluid_capacity(&hw->fl, res);
+            cr_assert_leq(u, cap * (1 + 1e-9), "resource %u: %g of %g", res, u, cap);
+            checks++;
+        }
+    }
+    cr_assert_eq(hw->failed, 0);
+    cr_assert_eq(st->r.n_done, 4000);
+    cr_assert_gt(checks, 50000);
+    rig_fini(&st->r);
+    free(st);
+}
