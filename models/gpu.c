@@ -483,6 +483,11 @@ double colo_gpu_dram_rate(const colo_gpu_t *gpu)
     return gpu->memory.peak_gbps * gpu->memory.achievable_fraction;
 }
 
+double colo_gpu_l2_rate(const colo_gpu_t *gpu)
+{
+    return gpu->l2.bandwidth_gbps > 0 ? gpu->l2.bandwidth_gbps : 3 * colo_gpu_dram_rate(gpu);
+}
+
 const colo_mig_profile_t *colo_gpu_mig_profile(const colo_gpu_t *gpu, const char *name)
 {
     for (size_t i = 0; i < gpu->mig.n_profiles; i++)

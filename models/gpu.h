@@ -102,6 +102,9 @@ double colo_gpu_sm_fp32_rate(const colo_gpu_t *gpu);
 /* Achievable DRAM bandwidth in bytes per nanosecond (= GB/s). */
 double colo_gpu_dram_rate(const colo_gpu_t *gpu);
 
+/* L2 bandwidth in bytes per nanosecond; 3 x DRAM when the file does not know it (docs/model.md). */
+double colo_gpu_l2_rate(const colo_gpu_t *gpu);
+
 const colo_mig_profile_t *colo_gpu_mig_profile(const colo_gpu_t *gpu, const char *name);
 
 #endif

@@ -57,12 +57,6 @@ static void note(colo_hw_t *hw, int rc)
     if (rc && !hw->failed) hw->failed = rc;
 }
 
-/* Bandwidth of the L2 when the GPU file does not know it: assumed 3 x DRAM (docs/model.md). */
-static double l2_bandwidth(const colo_gpu_t *g)
-{
-    return g->l2.bandwidth_gbps > 0 ? g->l2.bandwidth_gbps : 3 * colo_gpu_dram_rate(g);
-}
-
 int colo_hw_init(colo_hw_t *hw, const colo_gpu_t *gpu, colo_eq_t *eq)
 {
     memset(hw, 0, sizeof *hw);
@@ -77,7 +71,7 @@ int colo_hw_init(colo_hw_t *hw, const colo_gpu_t *gpu, colo_eq_t *eq)
         all[c] = c;
     uint32_t idx;
     int rc = colo_hw_add_sm_pool(hw, gpu->sm.count, &idx);
-    if (!rc) rc = colo_hw_add_l2_group(hw, (double)gpu->l2.bytes, l2_bandwidth(gpu), &idx);
+    if (!rc) rc = colo_hw_add_l2_group(hw, (double)gpu->l2.bytes, colo_gpu_l2_rate(gpu), &idx);
     if (!rc) rc = colo_hw_add_channel_set(hw, all, nch, &idx);
     if (!rc) rc = colo_fluid_add_resource(&hw->fl, gpu->pcie.h2d_gbps, &hw->pcie[COLO_COPY_H2D]);
     if (!rc) rc = colo_fluid_add_resource(&hw->fl, gpu->pcie.d2h_gbps, &hw->pcie[COLO_COPY_D2H]);

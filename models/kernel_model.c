@@ -40,9 +40,10 @@ double colo_kernel_alone_ns(const colo_kernel_work_t *w, int sms, double dram_ra
 
 colo_time_t colo_kernel_duration(const colo_kernel_work_t *w, const colo_gpu_t *dst)
 {
-    colo_time_t t = colo_time_from_ns(
-        colo_kernel_alone_ns(w, dst->sm.count, colo_gpu_dram_rate(dst), w->dram_bytes));
-    return t < 1 ? 1 : t;
+    double t = colo_kernel_alone_ns(w, dst->sm.count, colo_gpu_dram_rate(dst), w->dram_bytes);
+    double t_l2 = w->l2_bytes / colo_gpu_l2_rate(dst); /* the L2's bandwidth bounds it too */
+    colo_time_t d = colo_time_from_ns(t > t_l2 ? t : t_l2);
+    return d < 1 ? 1 : d;
 }
 
 static int place(const colo_op_t *k, const colo_gpu_t *g, colo_occupancy_t *occ,
@@ -90,6 +91,7 @@ int colo_kernel_work(const colo_op_t *k, const colo_gpu_t *src, const colo_gpu_t
                  ((double)w->occ.blocks_per_sm / (double)occ_src.blocks_per_sm);
     w->dram_bytes = D;
     double L = k->l2_bytes >= 0 ? k->l2_bytes : D / (1 - COLO_L2_HIT_DEFAULT);
+    if (L > T * colo_gpu_l2_rate(src)) L = T * colo_gpu_l2_rate(src); /* as for DRAM */
     w->l2_bytes = L > D ? L : D;
     /* What the L2 must hold for the kernel's hits: the operands a compute-bound kernel reuses
      * (about what it reads from DRAM); a streaming, memory-bound kernel hits on lines it has

@@ -52,7 +52,7 @@ double colo_kernel_memory_rate(const colo_kernel_work_t *w, int sms, double dram
 double colo_kernel_alone_ns(const colo_kernel_work_t *w, int sms, double dram_rate,
                             double dram_bytes);
 
-/* The kernel's duration alone on all of dst's SMs and DRAM, rounded to >= 1 ns. */
+/* The kernel's duration alone on all of dst's SMs, DRAM and L2 bandwidth, rounded to >= 1 ns. */
 colo_time_t colo_kernel_duration(const colo_kernel_work_t *w, const colo_gpu_t *dst);
 
 /* Per-SM DRAM rate of gpu in bytes/ns (memory.per_sm_gbps). */

@@ -332,3 +332,30 @@ Test(hardware, randomized_storm_never_exceeds_any_capacity)
     rig_fini(&st->r);
     free(st);
 }
+
+Test(hardware, alone_on_the_solver_equals_the_kernel_models_duration)
+{
+    /* every kernel of a real trace, scaled from the V100 to the H100, run alone through the
+     * solver: the time-slicing policy uses colo_kernel_duration, so the two must agree */
+    struct rig r;
+    rig_init(&r, "h100-sxm");
+    colo_error_t err;
+    colo_error_clear(&err);
+    colo_trace_t *tr;
+    colo_gpu_t *v;
+    cr_assert_eq(colo_trace_load(src_path("traces/bert_b2_v100.json"), &tr, &err), 0);
+    cr_assert_eq(colo_gpu_open("v100-sxm2", NULL, &v, "t", 0, NULL, &err), 0);
+    for (size_t i = 0; i < tr->n_ops; i++) {
+        colo_kernel_work_t w;
+        cr_assert_eq(colo_kernel_work(&tr->ops[i], v, r.gpu, &w, "t", i, &err), 0);
+        w.l2_bytes *= (i % 3 == 0) ? 4 : 1; /* some L2-bound ones too */
+        colo_time_t t0 = r.eq.now;
+        start(&r, &w, whole, 0);
+        rig_run(&r);
+        double got = (double)(r.done_at[0] - t0), want = (double)colo_kernel_duration(&w, r.gpu);
+        cr_assert(fabs(got - want) <= 1.0 + 1e-6 * want, "op %zu: %g vs %g", i, got, want);
+    }
+    colo_gpu_free(v);
+    colo_trace_free(tr);
+    rig_fini(&r);
+}
