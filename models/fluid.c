@@ -23,7 +23,7 @@ struct colo_fluid_res {
 struct colo_fluid_act {
     bool active, fixed;
     uint32_t gen, next_free, mark, live_pos;
-    double work, remaining, speed, bound;
+    double work, remaining, speed, bound, weight;
     colo_time_t since, finish;
     int n;
     colo_fluid_elem_t e[COLO_FLUID_MAX_ELEMS];
@@ -134,7 +134,9 @@ static void fix(colo_fluid_t *fl, struct colo_fluid_act *a, double v, uint32_t *
     }
 }
 
-/* Progressive filling over the activities in comp_act and resources in comp_res. */
+/* Progressive filling over the activities in comp_act and resources in comp_res. Activities
+ * rise together in proportion to their weights (speed = level x weight) until a resource is
+ * full or an activity reaches its bound. */
 static void solve(colo_fluid_t *fl, size_t na, size_t nr)
 {
     fl->solves++;
@@ -162,7 +164,7 @@ static void solve(colo_fluid_t *fl, size_t na, size_t nr)
                 struct colo_fluid_act *a = &fl->act[r->users[u]];
                 if (a->fixed) continue;
                 for (int k = 0; k < a->n; k++)
-                    if (a->e[k].res == fl->comp_res[i]) w += a->e[k].coef;
+                    if (a->e[k].res == fl->comp_res[i]) w += a->e[k].coef * a->weight;
             }
             if (w <= 0) continue;
             double level = (r->rem > 0 ? r->rem : 0) / w;
@@ -173,8 +175,8 @@ static void solve(colo_fluid_t *fl, size_t na, size_t nr)
         }
         for (size_t i = 0; i < na; i++) {
             struct colo_fluid_act *a = &fl->act[fl->comp_act[i]];
-            if (!a->fixed && a->bound < best) {
-                best = a->bound;
+            if (!a->fixed && a->bound / a->weight < best) {
+                best = a->bound / a->weight;
                 best_a = a;
             }
         }
@@ -184,7 +186,7 @@ static void solve(colo_fluid_t *fl, size_t na, size_t nr)
             struct colo_fluid_res *r = &fl->res[best_r];
             for (size_t u = 0; u < r->n_users; u++) {
                 struct colo_fluid_act *a = &fl->act[r->users[u]];
-                if (!a->fixed) fix(fl, a, best, &unfixed);
+                if (!a->fixed) fix(fl, a, best * a->weight, &unfixed);
             }
         } else { /* only zero-use resources left: nothing limits the rest but their bounds */
             for (size_t i = 0; i < na; i++) {
@@ -358,6 +360,7 @@ int colo_fluid_start(colo_fluid_t *fl, double work, double remaining, double bou
     a->work = work;
     a->remaining = remaining;
     a->bound = bound;
+    a->weight = 1.0;
     a->speed = 0;
     a->since = fl->eq->now;
     a->finish = COLO_TIME_MAX;
@@ -409,6 +412,18 @@ void colo_fluid_begin(colo_fluid_t *fl)
 int colo_fluid_end(colo_fluid_t *fl)
 {
     fl->depth--;
+    return flush(fl);
+}
+
+int colo_fluid_set_weight(colo_fluid_t *fl, colo_activity_id_t id, double weight)
+{
+    struct colo_fluid_act *a = lookup(fl, id);
+    if (!a) return COLO_ENOENT;
+    if (!(weight > 0) || !isfinite(weight)) return COLO_EINVAL;
+    advance(fl, a);
+    a->weight = weight;
+    for (int k = 0; k < a->n; k++)
+        if (mark_dirty(fl, a->e[k].res)) return COLO_ENOMEM;
     return flush(fl);
 }
 

@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define COLO_FLUID_MAX_ELEMS 6
+#define COLO_FLUID_MAX_ELEMS (2 * 8 + 2) /* SM classes + L2 + channel classes */
 
 typedef struct colo_fluid_elem {
     uint32_t res;
@@ -77,6 +77,10 @@ int colo_fluid_stop(colo_fluid_t *fl, colo_activity_id_t id, double *remaining);
 /* Changes an activity's work and resource use from now on, keeping its progress. */
 int colo_fluid_update(colo_fluid_t *fl, colo_activity_id_t id, double work,
                       const colo_fluid_elem_t *elems, int n);
+
+/* Sets an activity's weight (default 1): where a resource is the bottleneck, activities get
+ * speeds in proportion to their weights (a priority). */
+int colo_fluid_set_weight(colo_fluid_t *fl, colo_activity_id_t id, double weight);
 
 /* Groups several starts, stops and updates into one solve: between begin and end nothing is
  * re-solved; end solves once for all of them. Nests. */

@@ -63,16 +63,18 @@ int colo_hw_init(colo_hw_t *hw, const colo_gpu_t *gpu, colo_eq_t *eq)
     hw->gpu = gpu;
     hw->eq = eq;
     colo_fluid_init(&hw->fl, eq);
-    hw->channel_rate = colo_gpu_dram_rate(gpu) / gpu->memory.channels;
-    int all[COLO_HW_MAX_CHANNELS];
-    int nch =
-        gpu->memory.channels < COLO_HW_MAX_CHANNELS ? gpu->memory.channels : COLO_HW_MAX_CHANNELS;
-    for (int c = 0; c < nch; c++)
-        all[c] = c;
+    hw->sm.n_units = gpu->sm.count < COLO_HW_MAX_UNITS ? gpu->sm.count : COLO_HW_MAX_UNITS;
+    hw->sm.unit_capacity = 1;
+    hw->mem.n_units =
+        gpu->memory.channels < COLO_HW_MAX_UNITS ? gpu->memory.channels : COLO_HW_MAX_UNITS;
+    hw->mem.unit_capacity = colo_gpu_dram_rate(gpu) / hw->mem.n_units;
+    int all[COLO_HW_MAX_UNITS];
+    for (int u = 0; u < COLO_HW_MAX_UNITS; u++)
+        all[u] = u;
     uint32_t idx;
-    int rc = colo_hw_add_sm_pool(hw, gpu->sm.count, &idx);
+    int rc = colo_hw_add_sm_set(hw, all, hw->sm.n_units, &idx);
     if (!rc) rc = colo_hw_add_l2_group(hw, (double)gpu->l2.bytes, colo_gpu_l2_rate(gpu), &idx);
-    if (!rc) rc = colo_hw_add_channel_set(hw, all, nch, &idx);
+    if (!rc) rc = colo_hw_add_channel_set(hw, all, hw->mem.n_units, &idx);
     if (!rc) rc = colo_fluid_add_resource(&hw->fl, gpu->pcie.h2d_gbps, &hw->pcie[COLO_COPY_H2D]);
     if (!rc) rc = colo_fluid_add_resource(&hw->fl, gpu->pcie.d2h_gbps, &hw->pcie[COLO_COPY_D2H]);
     if (!rc) rc = colo_hw_add_ce_domain(hw, gpu->pcie.copy_engines, &idx);
@@ -91,26 +93,45 @@ void colo_hw_fini(colo_hw_t *hw)
         colo_free(hw->l2[i].running);
     for (size_t i = 0; i < hw->n_ce; i++)
         colo_free(hw->ce[i].queue);
-    colo_free(hw->pools);
+    colo_free(hw->sm.sets);
+    colo_free(hw->sm.classes);
+    colo_free(hw->mem.sets);
+    colo_free(hw->mem.classes);
     colo_free(hw->l2);
-    colo_free(hw->sets);
-    colo_free(hw->classes);
     colo_free(hw->ce);
     colo_fluid_fini(&hw->fl);
     memset(hw, 0, sizeof *hw);
 }
 
-int colo_hw_add_sm_pool(colo_hw_t *hw, int sms, uint32_t *index)
+static int add_set(colo_hw_t *hw, colo_hw_family_t *f, const int *units, int n, uint32_t *index)
 {
-    if (sms < 1) return COLO_EINVAL;
-    if (colo_grow((void **)&hw->pools, &hw->cap_pools, hw->n_pools + 1, sizeof *hw->pools))
+    if (hw->finalized || n < 1 || f->n_sets >= 64) return COLO_EINVAL;
+    if (colo_grow((void **)&f->sets, &f->cap_sets, f->n_sets + 1, sizeof *f->sets))
         return COLO_ENOMEM;
-    struct colo_hw_pool *p = &hw->pools[hw->n_pools];
-    int rc = colo_fluid_add_resource(&hw->fl, sms, &p->res);
-    if (rc) return rc;
-    p->sms = sms;
-    *index = (uint32_t)hw->n_pools++;
+    struct colo_hw_set *s = &f->sets[f->n_sets];
+    memset(s, 0, sizeof *s);
+    for (int i = 0; i < n; i++) {
+        if (units[i] < 0 || units[i] >= f->n_units) return COLO_EINVAL;
+        if (!s->member[units[i]]) s->n_units++;
+        s->member[units[i]] = 1;
+    }
+    *index = (uint32_t)f->n_sets++;
     return 0;
+}
+
+int colo_hw_add_sm_set(colo_hw_t *hw, const int *sms, int n, uint32_t *index)
+{
+    return add_set(hw, &hw->sm, sms, n, index);
+}
+
+int colo_hw_add_channel_set(colo_hw_t *hw, const int *channels, int n, uint32_t *index)
+{
+    return add_set(hw, &hw->mem, channels, n, index);
+}
+
+int colo_hw_set_sms(const colo_hw_t *hw, uint32_t i)
+{
+    return i < hw->sm.n_sets ? hw->sm.sets[i].n_units : 0;
 }
 
 int colo_hw_add_l2_group(colo_hw_t *hw, double bytes, double bandwidth, uint32_t *index)
@@ -125,24 +146,6 @@ int colo_hw_add_l2_group(colo_hw_t *hw, double bytes, double bandwidth, uint32_t
     return 0;
 }
 
-int colo_hw_add_channel_set(colo_hw_t *hw, const int *channels, int n, uint32_t *index)
-{
-    if (hw->finalized || n < 1 || hw->n_sets >= 64) return COLO_EINVAL;
-    if (colo_grow((void **)&hw->sets, &hw->cap_sets, hw->n_sets + 1, sizeof *hw->sets))
-        return COLO_ENOMEM;
-    struct colo_hw_chset *s = &hw->sets[hw->n_sets];
-    memset(s, 0, sizeof *s);
-    for (int i = 0; i < n; i++) {
-        if (channels[i] < 0 || channels[i] >= hw->gpu->memory.channels ||
-            channels[i] >= COLO_HW_MAX_CHANNELS)
-            return COLO_EINVAL;
-        if (!s->member[channels[i]]) s->n_channels++;
-        s->member[channels[i]] = 1;
-    }
-    *index = (uint32_t)hw->n_sets++;
-    return 0;
-}
-
 int colo_hw_add_ce_domain(colo_hw_t *hw, int engines, uint32_t *index)
 {
     if (engines < 1) return COLO_EINVAL;
@@ -153,55 +156,61 @@ int colo_hw_add_ce_domain(colo_hw_t *hw, int engines, uint32_t *index)
     return 0;
 }
 
-/* Splits the channels into classes of equal membership over all sets: each class is one
- * resource, so a kernel's traffic costs one solver element per class, not per channel. */
-static int finalize(colo_hw_t *hw)
+/* Splits a family's units into classes of equal membership over all its sets and gives each
+ * class a solver resource. O(units x (sets + classes)). */
+static int build_classes(colo_hw_t *hw, colo_hw_family_t *f)
 {
-    int nch = hw->gpu->memory.channels < COLO_HW_MAX_CHANNELS ? hw->gpu->memory.channels
-                                                              : COLO_HW_MAX_CHANNELS;
-    uint64_t sig[COLO_HW_MAX_CHANNELS];
-    int cls_of[COLO_HW_MAX_CHANNELS];
-    for (int c = 0; c < nch; c++) {
-        sig[c] = 0;
-        for (size_t s = 0; s < hw->n_sets; s++)
-            if (hw->sets[s].member[c]) sig[c] |= UINT64_C(1) << s;
-        cls_of[c] = -1;
-        for (int d = 0; d < c && sig[c]; d++)
-            if (sig[d] == sig[c]) {
-                cls_of[c] = cls_of[d];
+    uint64_t sig[COLO_HW_MAX_UNITS];
+    int cls_of[COLO_HW_MAX_UNITS];
+    for (int u = 0; u < f->n_units; u++) {
+        sig[u] = 0;
+        for (size_t s = 0; s < f->n_sets; s++)
+            if (f->sets[s].member[u]) sig[u] |= UINT64_C(1) << s;
+        cls_of[u] = -1;
+        if (!sig[u]) continue;
+        for (int d = 0; d < u; d++)
+            if (sig[d] == sig[u]) {
+                cls_of[u] = cls_of[d];
                 break;
             }
-        if (cls_of[c] >= 0 || !sig[c]) {
-            if (cls_of[c] >= 0) hw->classes[cls_of[c]].n_channels++;
+        if (cls_of[u] >= 0) {
+            f->classes[cls_of[u]].n_units++;
             continue;
         }
-        if (colo_grow((void **)&hw->classes, &hw->cap_classes, hw->n_classes + 1,
-                      sizeof *hw->classes))
+        if (colo_grow((void **)&f->classes, &f->cap_classes, f->n_classes + 1, sizeof *f->classes))
             return COLO_ENOMEM;
-        cls_of[c] = (int)hw->n_classes;
-        hw->classes[hw->n_classes].n_channels = 1;
-        hw->n_classes++;
+        cls_of[u] = (int)f->n_classes;
+        f->classes[f->n_classes].n_units = 1;
+        f->classes[f->n_classes].users = 0;
+        f->n_classes++;
     }
-    for (size_t k = 0; k < hw->n_classes; k++) {
-        int rc = colo_fluid_add_resource(&hw->fl, hw->classes[k].n_channels * hw->channel_rate,
-                                         &hw->classes[k].res);
+    for (size_t k = 0; k < f->n_classes; k++) {
+        int rc = colo_fluid_add_resource(&hw->fl, f->classes[k].n_units * f->unit_capacity,
+                                         &f->classes[k].res);
         if (rc) return rc;
     }
-    for (size_t s = 0; s < hw->n_sets; s++) {
-        struct colo_hw_chset *set = &hw->sets[s];
-        for (size_t k = 0; k < hw->n_classes; k++) {
-            int c = 0;
-            while (c < nch && cls_of[c] != (int)k)
-                c++;
-            if (c == nch || !set->member[c]) continue;
-            if (set->n_parts == 16) return COLO_EINVAL;
+    for (size_t s = 0; s < f->n_sets; s++) {
+        struct colo_hw_set *set = &f->sets[s];
+        for (size_t k = 0; k < f->n_classes; k++) {
+            int u = 0;
+            while (u < f->n_units && cls_of[u] != (int)k)
+                u++;
+            if (u == f->n_units || !set->member[u]) continue;
+            if (set->n_parts == COLO_HW_MAX_PARTS) return COLO_EINVAL;
             set->parts[set->n_parts].cls = (uint32_t)k;
-            set->parts[set->n_parts].share = (double)hw->classes[k].n_channels / set->n_channels;
+            set->parts[set->n_parts].share = (double)f->classes[k].n_units / set->n_units;
             set->n_parts++;
         }
     }
-    hw->finalized = true;
     return 0;
+}
+
+static int finalize(colo_hw_t *hw)
+{
+    int rc = build_classes(hw, &hw->sm);
+    if (!rc) rc = build_classes(hw, &hw->mem);
+    if (!rc) hw->finalized = true;
+    return rc;
 }
 
 /* ---- kernels ---- */
@@ -211,21 +220,33 @@ static int finalize(colo_hw_t *hw)
 static int kernel_elems(const colo_hw_t *hw, const colo_hw_kernel_t *k, double *work,
                         colo_fluid_elem_t *e)
 {
-    const struct colo_hw_pool *pool = &hw->pools[k->place.sm_pool];
-    const struct colo_hw_chset *set = &hw->sets[k->place.channel_set];
-    int used = colo_kernel_sms_used(&k->w, pool->sms);
-    double t_comp = colo_kernel_compute_ns(&k->w, pool->sms);
-    double rate = colo_kernel_memory_rate(&k->w, pool->sms, set->n_channels * hw->channel_rate);
+    const struct colo_hw_set *sms = &hw->sm.sets[k->place.sm_set];
+    const struct colo_hw_set *chs = &hw->mem.sets[k->place.channel_set];
+    int n_sms = sms->n_units;
+    int used = colo_kernel_sms_used(&k->w, n_sms);
+    double t_comp = colo_kernel_compute_ns(&k->w, n_sms);
+    double rate = colo_kernel_memory_rate(&k->w, n_sms, chs->n_units * hw->mem.unit_capacity);
     double t_mem = k->dram_eff / rate;
     double W = t_comp > t_mem ? t_comp : t_mem;
     if (W < 1e-3) W = 1e-3;
     double l2 = k->w.l2_bytes > k->dram_eff ? k->w.l2_bytes : k->dram_eff;
+    /* Blocks go to whichever SMs of the set are free, so a kernel leans on the classes of its
+     * set that fewer kernels use: its share of a class ~ the class's SMs / the kernels on it.
+     * With disjoint or identical sets this is an even spread. */
+    double wsum = 0, wt[COLO_HW_MAX_PARTS];
+    for (int p = 0; p < sms->n_parts; p++) {
+        const struct colo_hw_class *cl = &hw->sm.classes[sms->parts[p].cls];
+        wt[p] = cl->n_units / (double)(cl->users > 1 ? cl->users : 1);
+        wsum += wt[p];
+    }
     int n = 0;
-    e[n++] = (colo_fluid_elem_t){pool->res, used * t_comp / W};
+    for (int p = 0; p < sms->n_parts; p++)
+        e[n++] = (colo_fluid_elem_t){hw->sm.classes[sms->parts[p].cls].res,
+                                     used * t_comp / W * wt[p] / wsum};
     e[n++] = (colo_fluid_elem_t){hw->l2[k->place.l2_group].res, l2 / W};
-    for (int p = 0; p < set->n_parts && n < COLO_FLUID_MAX_ELEMS; p++)
-        e[n++] = (colo_fluid_elem_t){hw->classes[set->parts[p].cls].res,
-                                     k->dram_eff * set->parts[p].share / W};
+    for (int p = 0; p < chs->n_parts; p++)
+        e[n++] = (colo_fluid_elem_t){hw->mem.classes[chs->parts[p].cls].res,
+                                     k->dram_eff * chs->parts[p].share / W};
     *work = W;
     return n;
 }
@@ -259,6 +280,26 @@ static void share_l2(colo_hw_t *hw, struct colo_hw_l2 *g, colo_hw_kernel_t *skip
     }
 }
 
+/* Counts k on (delta = +1) or off (-1) the SM classes of its set; where its set spans several
+ * classes the kernels on partly overlapping sets get new shares. */
+static void sm_users(colo_hw_t *hw, colo_hw_kernel_t *k, int delta)
+{
+    const struct colo_hw_set *set = &hw->sm.sets[k->place.sm_set];
+    for (int p = 0; p < set->n_parts; p++)
+        hw->sm.classes[set->parts[p].cls].users += delta;
+    if (set->n_parts < 2) return;
+    for (size_t g = 0; g < hw->n_l2; g++)
+        for (size_t i = 0; i < hw->l2[g].n_running; i++) {
+            colo_hw_kernel_t *o = hw->l2[g].running[i];
+            if (o == k || hw->sm.sets[o->place.sm_set].n_parts < 2) continue;
+            colo_fluid_elem_t e[COLO_FLUID_MAX_ELEMS];
+            double W;
+            int n = kernel_elems(hw, o, &W, e);
+            int rc = colo_fluid_update(&hw->fl, o->act, W, e, n);
+            if (rc != COLO_ENOENT) note(hw, rc);
+        }
+}
+
 static void l2_remove(struct colo_hw_l2 *g, colo_hw_kernel_t *k)
 {
     for (size_t i = 0; i < g->n_running; i++)
@@ -276,6 +317,7 @@ static void on_kernel_done(void *obj, int64_t arg)
     colo_hw_t *hw = k->hw;
     struct colo_hw_l2 *g = &hw->l2[k->place.l2_group];
     l2_remove(g, k);
+    sm_users(hw, k, -1);
     share_l2(hw, g, NULL);
     colo_fluid_done_fn done = k->done;
     void *o = k->obj;
@@ -289,8 +331,8 @@ int colo_hw_kernel_start(colo_hw_t *hw, const colo_kernel_work_t *w, colo_hw_pla
                          double remaining, colo_fluid_done_fn done, void *obj, int64_t arg,
                          colo_hw_kernel_t **out)
 {
-    if (place.sm_pool >= hw->n_pools || place.l2_group >= hw->n_l2 ||
-        place.channel_set >= hw->n_sets)
+    if (place.sm_set >= hw->sm.n_sets || place.l2_group >= hw->n_l2 ||
+        place.channel_set >= hw->mem.n_sets)
         return COLO_EINVAL;
     int rc = hw->finalized ? 0 : finalize(hw);
     if (rc) return rc;
@@ -303,6 +345,7 @@ int colo_hw_kernel_start(colo_hw_t *hw, const colo_kernel_work_t *w, colo_hw_pla
     *k = (colo_hw_kernel_t){{NULL, NULL}, hw, *w, place, 0, w->dram_bytes, done, obj, arg};
     g->running[g->n_running++] = k;
     colo_fluid_begin(&hw->fl);
+    sm_users(hw, k, +1);
     share_l2(hw, g, k);
     colo_fluid_elem_t e[COLO_FLUID_MAX_ELEMS];
     double W;
@@ -310,6 +353,7 @@ int colo_hw_kernel_start(colo_hw_t *hw, const colo_kernel_work_t *w, colo_hw_pla
     rc = colo_fluid_start(&hw->fl, W, remaining, 1.0, e, n, on_kernel_done, k, 0, &k->act);
     if (rc) {
         l2_remove(g, k);
+        sm_users(hw, k, -1);
         colo_free(k);
     } else {
         live_add(hw, &k->link);
@@ -327,12 +371,18 @@ int colo_hw_kernel_stop(colo_hw_t *hw, colo_hw_kernel_t *k, double *remaining)
     struct colo_hw_l2 *g = &hw->l2[k->place.l2_group];
     if (!rc) {
         l2_remove(g, k);
+        sm_users(hw, k, -1);
         share_l2(hw, g, NULL);
         live_remove(hw, &k->link);
         colo_free(k);
     }
     int rc2 = colo_fluid_end(&hw->fl);
     return rc ? rc : rc2 ? rc2 : hw->failed;
+}
+
+int colo_hw_kernel_weight(colo_hw_t *hw, colo_hw_kernel_t *k, double weight)
+{
+    return colo_fluid_set_weight(&hw->fl, k->act, weight);
 }
 
 double colo_hw_kernel_speed(const colo_hw_t *hw, const colo_hw_kernel_t *k)

@@ -13,28 +13,49 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define COLO_HW_MAX_CHANNELS 256
+#define COLO_HW_MAX_UNITS 256 /* SMs or DRAM channels */
+#define COLO_HW_MAX_PARTS 8   /* classes one set may span */
 
 typedef struct colo_hw_kernel colo_hw_kernel_t;
 typedef struct colo_hw_copy colo_hw_copy_t;
 struct colo_hw_live;
 
-/* Where a kernel runs: its SM pool, the L2 group it shares, and the DRAM channels its memory is
+/* Where a kernel runs: its SM set, the L2 group it shares, and the DRAM channels its memory is
  * spread over (indices returned by the colo_hw_add_* functions). */
 typedef struct colo_hw_place {
-    uint32_t sm_pool, l2_group, channel_set;
+    uint32_t sm_set, l2_group, channel_set;
 } colo_hw_place_t;
+
+/* A family of unit sets (SMs, or DRAM channels) over which activities spread evenly. Units that
+ * belong to exactly the same sets form a class: one solver resource each, so a family with no
+ * overlaps costs one element per set, whatever its number of units. */
+typedef struct colo_hw_family {
+    struct colo_hw_set {
+        uint8_t member[COLO_HW_MAX_UNITS];
+        int n_units;
+        int n_parts;
+        struct {
+            uint32_t cls;
+            double share; /* of the set's use that falls on this class */
+        } parts[COLO_HW_MAX_PARTS];
+    } * sets;
+    size_t n_sets, cap_sets;
+    struct colo_hw_class {
+        uint32_t res;
+        int n_units;
+        int users; /* running kernels whose set includes it (SMs only) */
+    } * classes;
+    size_t n_classes, cap_classes;
+    int n_units;          /* units that exist (SMs or channels of the GPU) */
+    double unit_capacity; /* per unit: 1 SM, or a channel's bytes/ns */
+} colo_hw_family_t;
 
 typedef struct colo_hw {
     const colo_gpu_t *gpu; /* borrowed */
     colo_eq_t *eq;         /* borrowed */
     colo_fluid_t fl;
-    /* SM pools: a fluid resource each, capacity = SMs */
-    struct colo_hw_pool {
-        uint32_t res;
-        int sms;
-    } * pools;
-    size_t n_pools, cap_pools;
+    colo_hw_family_t sm, mem;
+    bool finalized; /* classes built: no more sets may be added */
     /* L2 groups: bandwidth resource, capacity in bytes, and the kernels running in them */
     struct colo_hw_l2 {
         uint32_t res;
@@ -43,24 +64,6 @@ typedef struct colo_hw {
         size_t n_running, cap_running;
     } * l2;
     size_t n_l2, cap_l2;
-    /* channel sets, and the classes of channels with the same membership (one resource each) */
-    struct colo_hw_chset {
-        uint8_t member[COLO_HW_MAX_CHANNELS];
-        int n_channels;
-        int n_parts;
-        struct {
-            uint32_t cls;
-            double share; /* of the set's traffic that goes to this class */
-        } parts[16];
-    } * sets;
-    size_t n_sets, cap_sets;
-    struct colo_hw_class {
-        uint32_t res;
-        int n_channels;
-    } * classes;
-    size_t n_classes, cap_classes;
-    bool finalized;
-    double channel_rate; /* bytes/ns per channel */
     /* PCIe: one resource per direction; copy engines in domains (the GPU, or a MIG instance) */
     uint32_t pcie[2];
     struct colo_hw_ce {
@@ -73,16 +76,20 @@ typedef struct colo_hw {
     int failed;
 } colo_hw_t;
 
-/* Builds the resources of gpu with one SM pool of all SMs, one L2 group of the whole L2, one
+/* Builds the resources of gpu with one SM set of all SMs, one L2 group of the whole L2, one
  * channel set of all channels and one copy-engine domain with all engines (indices 0). */
 int colo_hw_init(colo_hw_t *hw, const colo_gpu_t *gpu, colo_eq_t *eq);
 void colo_hw_fini(colo_hw_t *hw);
 
-/* More partitions (for MIG, Green Contexts, channel colouring). Channel sets must all be added
- * before the first kernel starts. Each writes the new index to *index. */
-int colo_hw_add_sm_pool(colo_hw_t *hw, int sms, uint32_t *index);
+/* More partitions (for MIG, Green Contexts, MPS partitions, channel colouring). SM and channel
+ * sets are lists of unit indices, may overlap, and must all be added before the first kernel
+ * starts. Each writes the new index to *index. */
+int colo_hw_add_sm_set(colo_hw_t *hw, const int *sms, int n, uint32_t *index);
 int colo_hw_add_l2_group(colo_hw_t *hw, double bytes, double bandwidth, uint32_t *index);
 int colo_hw_add_channel_set(colo_hw_t *hw, const int *channels, int n, uint32_t *index);
+
+/* SMs in SM set i. */
+int colo_hw_set_sms(const colo_hw_t *hw, uint32_t i);
 int colo_hw_add_ce_domain(colo_hw_t *hw, int engines, uint32_t *index);
 
 /* Starts a kernel (its work from colo_kernel_work on this GPU) at place with remaining fraction
@@ -91,6 +98,9 @@ int colo_hw_add_ce_domain(colo_hw_t *hw, int engines, uint32_t *index);
 int colo_hw_kernel_start(colo_hw_t *hw, const colo_kernel_work_t *w, colo_hw_place_t place,
                          double remaining, colo_fluid_done_fn done, void *obj, int64_t arg,
                          colo_hw_kernel_t **out);
+
+/* Gives a running kernel a weight (priority) in the solver; 1 by default. */
+int colo_hw_kernel_weight(colo_hw_t *hw, colo_hw_kernel_t *k, double weight);
 
 /* Stops a running kernel (preemption); *remaining gets the fraction of its work left. */
 int colo_hw_kernel_stop(colo_hw_t *hw, colo_hw_kernel_t *k, double *remaining);

@@ -266,3 +266,16 @@ Test(fluid, randomized_runs_never_exceed_capacity_and_are_max_min_fair)
     teardown(&rw->w);
     free(rw);
 }
+
+Test(fluid, weights_split_a_bottleneck_in_proportion)
+{
+    struct world w;
+    setup(&w);
+    uint32_t r;
+    colo_fluid_add_resource(&w.fl, 100, &r);
+    colo_activity_id_t hi = start1(&w, 1000, r, 100, 0), lo = start1(&w, 1000, r, 100, 1);
+    cr_assert_eq(colo_fluid_set_weight(&w.fl, hi, 3.0), 0);
+    cr_assert_float_eq(colo_fluid_speed(&w.fl, hi), 0.75, 1e-12);
+    cr_assert_float_eq(colo_fluid_speed(&w.fl, lo), 0.25, 1e-12);
+    teardown(&w);
+}

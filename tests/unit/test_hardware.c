@@ -74,6 +74,17 @@ static colo_kernel_work_t kwork(const colo_gpu_t *g, unsigned blocks, colo_time_
 
 static const colo_hw_place_t whole = {0, 0, 0};
 
+/* An SM set of n SMs starting at first. */
+static uint32_t sms(struct rig *r, int first, int n)
+{
+    int ids[256];
+    for (int i = 0; i < n; i++)
+        ids[i] = first + i;
+    uint32_t idx;
+    cr_assert_eq(colo_hw_add_sm_set(&r->hw, ids, n, &idx), 0);
+    return idx;
+}
+
 static void start(struct rig *r, const colo_kernel_work_t *w, colo_hw_place_t p, int64_t tag)
 {
     cr_assert_eq(colo_hw_kernel_start(&r->hw, w, p, 1.0, done, r, tag, NULL), 0);
@@ -117,9 +128,7 @@ Test(hardware, two_compute_bound_kernels_on_disjoint_sm_halves_take_their_alone_
 {
     struct rig r;
     rig_init(&r, "h100-sxm");
-    uint32_t a, b;
-    colo_hw_add_sm_pool(&r.hw, 66, &a);
-    colo_hw_add_sm_pool(&r.hw, 66, &b);
+    uint32_t a = sms(&r, 0, 66), b = sms(&r, 66, 66);
     colo_kernel_work_t c = kwork(r.gpu, 8 * 132 * 4, 100000, COLO_KCLASS_COMPUTE, -1, -1);
     colo_hw_place_t pa = {a, 0, 0}, pb = {b, 0, 0};
     start(&r, &c, pa, 0); /* alone on its half first */
@@ -143,9 +152,7 @@ Test(hardware, a_compute_bound_kernel_barely_notices_a_dram_bound_one_below_satu
 {
     struct rig r;
     rig_init(&r, "h100-sxm");
-    uint32_t a, b;
-    colo_hw_add_sm_pool(&r.hw, 66, &a);
-    colo_hw_add_sm_pool(&r.hw, 66, &b);
+    uint32_t a = sms(&r, 0, 66), b = sms(&r, 66, 66);
     colo_kernel_work_t c = kwork(r.gpu, 8 * 66, 100000, COLO_KCLASS_COMPUTE, -1, -1);
     colo_kernel_work_t m = kwork(r.gpu, 8 * 66, 100000, COLO_KCLASS_MEMORY, -1, -1);
     colo_hw_place_t pa = {a, 0, 0}, pb = {b, 0, 0};
@@ -287,15 +294,48 @@ static void storm_next(void *obj, int64_t arg)
     if (st->started < 4000) storm_start(st, arg);
 }
 
+Test(hardware, overlapping_sm_sets_share_their_common_sms)
+{
+    struct rig r;
+    rig_init(&r, "h100-sxm");
+    /* A = SMs 0..63, B = SMs 32..95: they share 32 SMs */
+    uint32_t a = sms(&r, 0, 64), b = sms(&r, 32, 64);
+    colo_kernel_work_t c = kwork(r.gpu, 8 * 64 * 4, 100000, COLO_KCLASS_COMPUTE, -1, -1);
+    colo_hw_place_t pa = {a, 0, 0}, pb = {b, 0, 0};
+    start(&r, &c, pa, 0);
+    rig_run(&r);
+    colo_time_t alone = r.done_at[0];
+    start(&r, &c, pa, 1);
+    start(&r, &c, pb, 2);
+    rig_run(&r);
+    /* each needs all 64 of its SMs; the 32 in common are split: 48 of 64 each -> 4/3 longer */
+    cr_assert(NEAR(r.done_at[1] - alone, (double)alone * 4.0 / 3.0, 0.02), "%lld vs %lld",
+              (long long)(r.done_at[1] - alone), (long long)alone);
+    rig_fini(&r);
+}
+
+Test(hardware, a_heavier_weight_gets_more_of_a_bottleneck)
+{
+    struct rig r;
+    rig_init(&r, "h100-sxm");
+    colo_kernel_work_t m = kwork(r.gpu, 5000, 100000, COLO_KCLASS_MEMORY, -1, -1);
+    colo_hw_kernel_t *hi, *lo;
+    colo_hw_kernel_start(&r.hw, &m, whole, 1, done, &r, 0, &hi);
+    colo_hw_kernel_start(&r.hw, &m, whole, 1, done, &r, 1, &lo);
+    cr_assert_eq(colo_hw_kernel_weight(&r.hw, hi, 4.0), 0);
+    cr_assert_float_eq(colo_hw_kernel_speed(&r.hw, hi), 0.8, 1e-9);
+    cr_assert_float_eq(colo_hw_kernel_speed(&r.hw, lo), 0.2, 1e-9);
+    rig_run(&r);
+    rig_fini(&r);
+}
+
 Test(hardware, randomized_storm_never_exceeds_any_capacity)
 {
     struct storm *st = calloc(1, sizeof *st);
     st->s = 7;
     rig_init(&st->r, "h100-sxm");
     colo_hw_t *hw = &st->r.hw;
-    uint32_t pa, pb, g1, c1, c2;
-    colo_hw_add_sm_pool(hw, 64, &pa);
-    colo_hw_add_sm_pool(hw, 32, &pb);
+    uint32_t pa = sms(&st->r, 0, 64), pb = sms(&st->r, 48, 32), g1, c1, c2; /* overlapping */
     colo_hw_add_l2_group(hw, 20e6, 3000, &g1);
     int lo[50], mid[40];
     for (int i = 0; i < 50; i++)
