@@ -223,6 +223,7 @@ static int kernel_elems(const colo_hw_t *hw, const colo_hw_kernel_t *k, double *
     const struct colo_hw_set *sms = &hw->sm.sets[k->place.sm_set];
     const struct colo_hw_set *chs = &hw->mem.sets[k->place.channel_set];
     int n_sms = sms->n_units;
+    if (k->place.sm_limit > 0 && k->place.sm_limit < n_sms) n_sms = k->place.sm_limit;
     int used = colo_kernel_sms_used(&k->w, n_sms);
     double t_comp = colo_kernel_compute_ns(&k->w, n_sms);
     double rate = colo_kernel_memory_rate(&k->w, n_sms, chs->n_units * hw->mem.unit_capacity);

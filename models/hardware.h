@@ -24,6 +24,7 @@ struct colo_hw_live;
  * spread over (indices returned by the colo_hw_add_* functions). */
 typedef struct colo_hw_place {
     uint32_t sm_set, l2_group, channel_set;
+    int sm_limit; /* at most this many SMs of the set at a time (an MPS cap); 0: all */
 } colo_hw_place_t;
 
 /* A family of unit sets (SMs, or DRAM channels) over which activities spread evenly. Units that

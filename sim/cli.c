@@ -234,6 +234,43 @@ static int cmd_run(int argc, char **argv)
     return status;
 }
 
+/* The sharing set-up in words, for check. */
+static void print_sharing(const colo_scenario_t *sc)
+{
+    const char *mode = colo_share_mode_name(sc->sharing.mode);
+    const char *autol = sc->sharing.auto_layout ? " (layout chosen by colosim)" : "";
+    switch (sc->sharing.mode) {
+    case COLO_SHARE_TIMESLICE:
+        printf("sharing   timeslice: %s time slice %.0f us, context switch %.0f us\n",
+               sc->sharing.timeslice_name, (double)sc->sharing.timeslice / 1e3,
+               (double)sc->sharing.switch_cost / 1e3);
+        break;
+    case COLO_SHARE_MPS:
+        printf("sharing   mps: one server, at most %d clients (CUDA %s)%s\n",
+               sc->sharing.mps_clients, sc->sharing.cuda_13_1 ? "13.1" : "13.0",
+               sc->sharing.static_partitions ? ", static SM partitions" : "");
+        break;
+    case COLO_SHARE_GREEN:
+        printf("sharing   green: one process, one Green Context per tenant%s%s\n",
+               sc->sharing.overlap ? ", overlap allowed" : "", autol);
+        break;
+    case COLO_SHARE_MIG:
+        printf("sharing   mig: %zu instance%s%s\n", sc->sharing.n_instances,
+               sc->sharing.n_instances == 1 ? "" : "s", autol);
+        for (size_t k = 0; k < sc->sharing.n_instances; k++) {
+            const colo_mig_instance_t *in = &sc->sharing.instances[k];
+            printf("            %-8s %-11s at slots %d-%d, %d SMs, %.2f GiB, %s inside\n", in->name,
+                   in->profile->name, in->placement, in->placement + in->profile->memory_slices - 1,
+                   in->profile->sms, in->profile->memory_gib, colo_share_mode_name(in->share));
+        }
+        break;
+    }
+    (void)mode;
+    if (sc->n_faults)
+        printf("faults    %zu; a crashed process or MPS server is back after %.3g s\n",
+               sc->n_faults, COLO_TO_S(sc->sharing.recovery));
+}
+
 static int cmd_check(int argc, char **argv)
 {
     struct scenario_opts o;
@@ -249,36 +286,44 @@ static int cmd_check(int argc, char **argv)
            "drain\n",
            (unsigned long long)sc->seed, COLO_TO_S(sc->duration), COLO_TO_S(sc->warmup),
            COLO_TO_S(sc->drain));
-    printf("sharing   %s: %s time slice %.0f us, context switch %.0f us\n",
-           colo_share_mode_name(sc->sharing.mode), sc->sharing.timeslice_name,
-           (double)sc->sharing.timeslice / 1e3, (double)sc->sharing.switch_cost / 1e3);
+    print_sharing(sc);
     printf("tenants   %zu\n", sc->n_tenants);
-    double total = 0;
     for (size_t i = 0; i < sc->n_tenants; i++) {
         const colo_tenant_cfg_t *t = &sc->tenants[i];
         const colo_trace_t *tr = t->trace;
         colo_time_t alone;
         colo_error_t err;
         colo_error_clear(&err);
-        if (colo_tenant_times(t, g, NULL, &alone, &err)) {
+        colo_place_rates_t pr = colo_tenant_place_rates(sc, i);
+        if (colo_tenant_times(t, g, pr, NULL, &alone, &err)) {
             print_error(&err);
             colo_scenario_free(sc);
             return EXIT_INPUT;
         }
         double load = t->arrival.rate * COLO_TO_S(alone);
-        total += load;
         printf("  %-14s trace %s\n", t->name, t->trace_path);
         printf("  %-14s   %s, batch %d: %zu kernels, %zu copies, measured on %s\n", "", tr->model,
                tr->batch, tr->n_kernels, tr->n_copies, tr->gpu);
-        printf("  %-14s   alone on %s: %.3f ms per request (kernels on %s: %.3f ms)\n", "", g->name,
+        char where[160] = "";
+        if (sc->sharing.mode == COLO_SHARE_MIG)
+            snprintf(where, sizeof where, "instance %s, ", sc->sharing.instances[t->instance].name);
+        else if (t->sm_count > 0)
+            snprintf(where, sizeof where, "SMs %d-%d, ", t->sm_first,
+                     t->sm_first + t->sm_count - 1);
+        else if (t->sm_cap > 0)
+            snprintf(where, sizeof where, "at most %d SMs (%d %% of threads), ", t->sm_cap,
+                     t->active_thread_percentage);
+        printf("  %-14s   runs on %s%d SMs, %.0f GB/s DRAM, %.0f GB/s L2%s\n", "", where, pr.sms,
+               pr.dram_rate, pr.l2_rate, t->priority ? ", below-normal priority" : "");
+        printf("  %-14s   alone there: %.3f ms per request (kernels on %s: %.3f ms)\n", "",
                COLO_TO_MS(alone), tr->gpu, COLO_TO_MS(tr->kernel_time));
         char slo[32] = "none";
         if (t->slo > 0) snprintf(slo, sizeof slo, "%.6g ms", t->slo_ms);
-        printf("  %-14s   arrivals %s at %.6g/s; SLO %s; offered load %.1f %% of the GPU\n", "",
-               t->arrival.ops->name, t->arrival.rate, slo, 100 * load);
+        printf("  %-14s   arrivals %s at %.6g/s; SLO %s; busy %.1f %% of the time alone%s\n", "",
+               t->arrival.ops->name, t->arrival.rate, slo, 100 * load,
+               load >= 1 ? " (its queue grows without bound)" : "");
+        if (t->memory_gib > 0) printf("  %-14s   device memory %.2f GiB\n", "", t->memory_gib);
     }
-    printf("offered   %.1f %% of the GPU in total%s\n", 100 * total,
-           total >= 1 ? " (over 100 %: queues grow without bound under any sharing)" : "");
     printf("ok\n");
     colo_scenario_free(sc);
     return 0;

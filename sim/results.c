@@ -16,6 +16,37 @@ static double fraction(colo_time_t part, colo_time_t whole)
     return whole > 0 ? (double)part / (double)whole : 0.0;
 }
 
+/* Where the tenant ran: its SMs, memory share, and MIG instance or MPS settings. */
+static json_t *placement_json(const colo_sim_t *sim, const colo_tenant_run_t *t)
+{
+    const colo_scenario_t *sc = sim->sc;
+    const colo_tenant_cfg_t *c = t->cfg;
+    colo_place_rates_t p = colo_tenant_place_rates(sc, t->idx);
+    json_t *o =
+        json_pack("{s:i,s:f,s:f}", "sms", p.sms, "dram_gbps", p.dram_rate, "l2_gbps", p.l2_rate);
+    if (!o) return NULL;
+    int bad = 0;
+    if (sc->sharing.mode == COLO_SHARE_MIG) {
+        const colo_mig_instance_t *in = &sc->sharing.instances[c->instance];
+        bad |= json_object_set_new(o, "instance", json_string(in->name));
+        bad |= json_object_set_new(o, "profile", json_string(in->profile->name));
+    }
+    if (c->sm_count > 0) bad |= json_object_set_new(o, "first_sm", json_integer(c->sm_first));
+    if (t->dom->kind == COLO_DOM_CONCURRENT &&
+        (sc->sharing.mode == COLO_SHARE_MPS ||
+         (sc->sharing.mode == COLO_SHARE_MIG &&
+          sc->sharing.instances[c->instance].share == COLO_SHARE_MPS))) {
+        bad |= json_object_set_new(o, "active_thread_percentage",
+                                   json_integer(c->active_thread_percentage));
+        bad |= json_object_set_new(o, "priority", json_integer(c->priority));
+    }
+    if (bad) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
 static json_t *tenant_json(const colo_sim_t *sim, const colo_tenant_run_t *t)
 {
     const colo_tenant_cfg_t *c = t->cfg;
@@ -26,15 +57,20 @@ static json_t *tenant_json(const colo_sim_t *sim, const colo_tenant_run_t *t)
     json_t *slo = c->slo > 0 ? json_real(c->slo_ms) : json_null();
     json_t *att = (c->slo > 0 && t->arrived) ? json_real((double)t->slo_met / (double)t->arrived)
                                              : json_null();
-    return json_pack("{s:s,s:s,s:i,s:s,s:{s:s,s:f},s:o,s:f,s:I,s:I,s:I,s:I,s:o,s:f,s:o,s:f}",
+    json_t *place = placement_json(sim, t);
+    return json_pack("{s:s,s:s,s:i,s:s,s:{s:s,s:f},s:o,s:o,s:f,s:I,s:I,s:I,s:{s:I,s:I},s:I,s:I,"
+                     "s:o,s:f,s:o,s:f}",
                      "name", c->name, "model", c->trace->model, "batch", c->trace->batch, "trace",
                      c->trace_path, "arrival", "process", c->arrival.ops->name, "rate",
-                     c->arrival.rate, "slo_ms", slo, "isolated_ms", COLO_TO_MS(t->isolated),
-                     "arrived", (json_int_t)t->arrived, "completed", (json_int_t)t->completed,
-                     "dropped", (json_int_t)t->dropped, "in_flight", (json_int_t)in_flight,
-                     "latency_ms", latency_json(&lat), "throughput_rps",
+                     c->arrival.rate, "slo_ms", slo, "placement", place, "isolated_ms",
+                     COLO_TO_MS(t->isolated), "arrived", (json_int_t)t->arrived, "completed",
+                     (json_int_t)t->completed, "dropped", (json_int_t)t->dropped,
+                     "dropped_by_reason", "fault", (json_int_t)t->dropped_by[COLO_DROP_FAULT],
+                     "unavailable", (json_int_t)t->dropped_by[COLO_DROP_UNAVAILABLE], "in_flight",
+                     (json_int_t)in_flight, "faults", (json_int_t)t->faults, "latency_ms",
+                     latency_json(&lat), "throughput_rps",
                      (double)t->finished_in_window / COLO_TO_S(window), "slo_attainment", att,
-                     "gpu_share", fraction(sim->ts.ctx[t->idx].gpu_time, window));
+                     "gpu_share", fraction(t->gpu_time, window));
 }
 
 json_t *colo_results_json(const colo_sim_t *sim, const char *const *overrides, size_t n)
@@ -57,19 +93,39 @@ json_t *colo_results_json(const colo_sim_t *sim, const char *const *overrides, s
         json_decref(ovr);
         return NULL;
     }
-    json_t *sharing =
-        json_pack("{s:s,s:s,s:f,s:f}", "mode", colo_share_mode_name(sc->sharing.mode), "timeslice",
-                  sc->sharing.timeslice_name, "timeslice_us", (double)sc->sharing.timeslice / 1e3,
-                  "switch_us", (double)sc->sharing.switch_cost / 1e3);
+    json_t *sharing = json_pack(
+        "{s:s,s:s,s:f,s:f,s:b,s:f}", "mode", colo_share_mode_name(sc->sharing.mode), "timeslice",
+        sc->sharing.timeslice_name, "timeslice_us", (double)sc->sharing.timeslice / 1e3,
+        "switch_us", (double)sc->sharing.switch_cost / 1e3, "automatic_layout",
+        sc->sharing.auto_layout, "recovery_s", COLO_TO_S(sc->sharing.recovery));
+    if (sharing && sc->sharing.mode == COLO_SHARE_MPS)
+        json_object_set_new(sharing, "mps_client_limit", json_integer(sc->sharing.mps_clients));
+    if (sharing && sc->sharing.mode == COLO_SHARE_MIG) {
+        json_t *ins = json_array();
+        for (size_t k = 0; k < sc->sharing.n_instances && ins; k++) {
+            const colo_mig_instance_t *in = &sc->sharing.instances[k];
+            json_array_append_new(ins, json_pack("{s:s,s:s,s:i,s:i,s:s}", "name", in->name,
+                                                 "profile", in->profile->name, "placement",
+                                                 in->placement, "sms", in->profile->sms, "share",
+                                                 colo_share_mode_name(in->share)));
+        }
+        json_object_set_new(sharing, "instances", ins);
+    }
     json_t *scenario = json_pack(
         "{s:s,s:o,s:s,s:f,s:f,s:f,s:o,s:o}", "file", sc->path, "description",
         sc->description ? json_string(sc->description) : json_null(), "gpu", sc->gpu->name,
         "duration_s", COLO_TO_S(sc->duration), "warmup_s", COLO_TO_S(sc->warmup), "drain_s",
         COLO_TO_S(sc->drain), "sharing", sharing, "overrides", ovr);
-    json_t *gpu =
-        json_pack("{s:f,s:f,s:I,s:I}", "busy_fraction", fraction(sim->ts.busy, window),
-                  "switching_fraction", fraction(sim->ts.switching, window), "context_switches",
-                  (json_int_t)sim->ts.switches, "preemptions", (json_int_t)sim->ts.preemptions);
+    colo_time_t switching = 0;
+    uint64_t switches = 0, preemptions = 0;
+    for (size_t k = 0; k < sim->n_dom; k++) {
+        switching += sim->dom[k].ts.switching;
+        switches += sim->dom[k].ts.switches;
+        preemptions += sim->dom[k].ts.preemptions;
+    }
+    json_t *gpu = json_pack("{s:f,s:f,s:I,s:I}", "busy_fraction", fraction(sim->busy_time, window),
+                            "switching_fraction", fraction(switching, window), "context_switches",
+                            (json_int_t)switches, "preemptions", (json_int_t)preemptions);
     json_t *pcie =
         json_pack("{s:f,s:f}", "h2d_busy_fraction", fraction(sim->pcie[0].busy_time, window),
                   "d2h_busy_fraction", fraction(sim->pcie[1].busy_time, window));

@@ -3,6 +3,7 @@
 #include "alloc.h"
 #include "cfg.h"
 #include "kernel_model.h"
+#include "layout.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -48,7 +49,9 @@ static int seconds(const colo_cfg_reader_t *r, const config_setting_t *g, const 
 static int read_sharing(const colo_cfg_reader_t *r, const config_setting_t *root,
                         colo_scenario_t *sc)
 {
-    static const char *const keys[] = {"mode", "timeslice", "switch_us", NULL};
+    static const char *const keys[] = {"mode",       "timeslice",         "switch_us",
+                                       "cuda",       "static_partitions", "overlap",
+                                       "recovery_s", "instances",         NULL};
     const config_setting_t *g;
     int rc = colo_cfg_aggregate(r, root, "sharing", REQ, CONFIG_TYPE_GROUP, &g);
     if (rc) return rc;
@@ -58,11 +61,12 @@ static int read_sharing(const colo_cfg_reader_t *r, const config_setting_t *root
     const config_setting_t *ms = config_setting_get_member(g, "mode");
     if (strcmp(mode, "timeslice") == 0)
         sc->sharing.mode = COLO_SHARE_TIMESLICE;
-    else if (strcmp(mode, "mps") == 0 || strcmp(mode, "mig") == 0 || strcmp(mode, "green") == 0)
-        return colo_cfg_error(r, ms, COLO_EUNSUPPORTED,
-                              "'%s' is a sharing mode this version of colosim does not simulate "
-                              "yet (it simulates: timeslice)",
-                              mode);
+    else if (strcmp(mode, "mps") == 0)
+        sc->sharing.mode = COLO_SHARE_MPS;
+    else if (strcmp(mode, "mig") == 0)
+        sc->sharing.mode = COLO_SHARE_MIG;
+    else if (strcmp(mode, "green") == 0)
+        sc->sharing.mode = COLO_SHARE_GREEN;
     else
         return colo_cfg_error(r, ms, COLO_EINVAL,
                               "unknown sharing mode '%s' (expected timeslice, mps, mig or green)",
@@ -105,6 +109,25 @@ static int read_sharing(const colo_cfg_reader_t *r, const config_setting_t *root
         return colo_cfg_error(r, config_setting_get_member(g, "switch_us"), COLO_ERANGE,
                               "at most 1,000,000 microseconds");
     sc->sharing.switch_cost = colo_time_from_ns(sw * 1e3);
+
+    const char *cuda = "13.0";
+    if ((rc = colo_cfg_string(r, g, "cuda", 0, &cuda)) < 0) return rc;
+    if (strcmp(cuda, "13.0") != 0 && strcmp(cuda, "13.1") != 0)
+        return colo_cfg_error(r, config_setting_get_member(g, "cuda"), COLO_EINVAL,
+                              "CUDA '%s': expected \"13.0\" (MPS: %d clients) or \"13.1\" (%d "
+                              "clients, static SM partitions)",
+                              cuda, gpu->mps.max_clients, gpu->mps.max_clients_cuda_13_1);
+    sc->sharing.cuda_13_1 = strcmp(cuda, "13.1") == 0;
+    sc->sharing.mps_clients =
+        sc->sharing.cuda_13_1 ? gpu->mps.max_clients_cuda_13_1 : gpu->mps.max_clients;
+    if ((rc = colo_cfg_bool(r, g, "static_partitions", 0, &sc->sharing.static_partitions)) < 0 ||
+        (rc = colo_cfg_bool(r, g, "overlap", 0, &sc->sharing.overlap)) < 0)
+        return rc;
+    if (sc->sharing.static_partitions && !sc->sharing.cuda_13_1)
+        return colo_cfg_error(r, config_setting_get_member(g, "static_partitions"), COLO_EINVAL,
+                              "MPS static SM partitions need cuda = \"13.1\"");
+    sc->sharing.recovery = COLO_S(1);
+    if ((rc = seconds(r, g, "recovery_s", COLO_CFG_NONNEG, &sc->sharing.recovery)) < 0) return rc;
     return 0;
 }
 
@@ -164,7 +187,12 @@ static int valid_name(const char *s)
 static int read_tenant(const colo_cfg_reader_t *r, const config_setting_t *t, colo_scenario_t *sc,
                        size_t i)
 {
-    static const char *const keys[] = {"name", "trace", "arrival", "slo_ms", NULL};
+    static const char *const keys[] = {"name",       "trace",
+                                       "arrival",    "slo_ms",
+                                       "memory_gib", "active_thread_percentage",
+                                       "priority",   "memory_limit_gib",
+                                       "sms",        "instance",
+                                       NULL};
     static const char *const akeys[] = {"process", "rate", NULL};
     colo_tenant_cfg_t *tc = &sc->tenants[i];
     if (!config_setting_is_group(t))
@@ -223,15 +251,84 @@ static int read_tenant(const colo_cfg_reader_t *r, const config_setting_t *t, co
     if (tc->slo_ms > MAX_SECONDS * 1e3)
         return colo_cfg_error(r, config_setting_get_member(t, "slo_ms"), COLO_ERANGE, "too large");
     tc->slo = colo_time_from_ns(tc->slo_ms * 1e6);
+
+    long long v;
+    if ((rc = colo_cfg_double(r, t, "memory_gib", COLO_CFG_NONNEG, &tc->memory_gib)) < 0 ||
+        (rc = colo_cfg_double(r, t, "memory_limit_gib", COLO_CFG_POSITIVE, &tc->memory_limit_gib)) <
+            0)
+        return rc;
+    tc->active_thread_percentage = 100;
+    rc = colo_cfg_int(r, t, "active_thread_percentage", COLO_CFG_POSITIVE, &v);
+    if (rc < 0) return rc;
+    if (rc == 0) {
+        if (v > 100)
+            return colo_cfg_error(r, config_setting_get_member(t, "active_thread_percentage"),
+                                  COLO_ERANGE, "a percentage: 1 to 100 (got %lld)", v);
+        tc->active_thread_percentage = (int)v;
+    }
+    rc = colo_cfg_int(r, t, "priority", COLO_CFG_NONNEG, &v);
+    if (rc < 0) return rc;
+    if (rc == 0) {
+        if (v > 1)
+            return colo_cfg_error(r, config_setting_get_member(t, "priority"), COLO_ERANGE,
+                                  "MPS client priority is 0 (normal) or 1 (below normal)");
+        tc->priority = (int)v;
+    }
+    rc = colo_cfg_int(r, t, "sms", COLO_CFG_POSITIVE, &v);
+    if (rc < 0) return rc;
+    if (rc == 0) {
+        if (v > sc->gpu->sm.count)
+            return colo_cfg_error(r, config_setting_get_member(t, "sms"), COLO_ERANGE,
+                                  "%lld SMs: %s has %d", v, sc->gpu->name, sc->gpu->sm.count);
+        tc->sms_asked = (int)v;
+    }
+    const char *inst = NULL;
+    if ((rc = colo_cfg_string(r, t, "instance", 0, &inst)) < 0) return rc;
+    if (inst && !(tc->instance_name = colo_strdup(inst))) return COLO_ENOMEM;
+    return 0;
+}
+
+/* faults = ( { tenant = "a"; at_s = 10.0; }, ... ); */
+static int read_faults(const colo_cfg_reader_t *r, const config_setting_t *root,
+                       colo_scenario_t *sc)
+{
+    static const char *const keys[] = {"tenant", "at_s", NULL};
+    const config_setting_t *fl;
+    int rc = colo_cfg_aggregate(r, root, "faults", 0, CONFIG_TYPE_LIST, &fl);
+    if (rc) return rc < 0 ? rc : 0;
+    int n = config_setting_length(fl);
+    if (n < 1) return 0;
+    if (!(sc->faults = colo_calloc((size_t)n, sizeof *sc->faults))) return COLO_ENOMEM;
+    for (int i = 0; i < n; i++) {
+        const config_setting_t *f = config_setting_get_elem(fl, (unsigned)i);
+        if (!config_setting_is_group(f))
+            return colo_cfg_error(r, f, COLO_EINVAL, "each fault is a group { tenant; at_s; }");
+        const char *who;
+        if ((rc = colo_cfg_check_keys(r, f, keys)) ||
+            (rc = colo_cfg_string(r, f, "tenant", REQ, &who)) ||
+            (rc = seconds(r, f, "at_s", REQ | COLO_CFG_NONNEG, &sc->faults[i].at)))
+            return rc;
+        size_t t = 0;
+        while (t < sc->n_tenants && strcmp(sc->tenants[t].name, who) != 0)
+            t++;
+        if (t == sc->n_tenants)
+            return colo_cfg_error(r, config_setting_get_member(f, "tenant"), COLO_EINVAL,
+                                  "no tenant is called '%s'", who);
+        if (sc->faults[i].at >= sc->duration + sc->drain)
+            return colo_cfg_error(r, config_setting_get_member(f, "at_s"), COLO_ERANGE,
+                                  "after the run ends (%g s)", COLO_TO_S(sc->duration + sc->drain));
+        sc->faults[i].tenant = t;
+        sc->n_faults = (size_t)i + 1;
+    }
     return 0;
 }
 
 static int read_scenario(const colo_cfg_reader_t *r, const config_setting_t *root,
                          colo_scenario_t *sc)
 {
-    static const char *const keys[] = {"description", "gpu",      "seed",
-                                       "duration_s",  "warmup_s", "drain_s",
-                                       "sharing",     "tenants",  NULL};
+    static const char *const keys[] = {"description", "gpu",     "seed",    "duration_s",
+                                       "warmup_s",    "drain_s", "sharing", "tenants",
+                                       "faults",      NULL};
     int rc = colo_cfg_check_keys(r, root, keys);
     if (rc) return rc;
     const char *desc = NULL, *gpu;
@@ -269,7 +366,8 @@ static int read_scenario(const colo_cfg_reader_t *r, const config_setting_t *roo
         rc = read_tenant(r, config_setting_get_elem(tl, (unsigned)i), sc, (size_t)i);
         if (rc) return rc;
     }
-    return 0;
+    if ((rc = read_faults(r, root, sc))) return rc;
+    return colo_layout_resolve(r, root, sc);
 }
 
 int colo_scenario_load(const char *path, const char *const *overrides, size_t n_overrides,
@@ -313,6 +411,7 @@ void colo_scenario_free(colo_scenario_t *sc)
     for (size_t i = 0; i < sc->n_tenants; i++) {
         colo_free(sc->tenants[i].name);
         colo_free(sc->tenants[i].trace_path);
+        colo_free(sc->tenants[i].instance_name);
     }
     colo_free(sc->tenants);
     for (size_t i = 0; i < sc->n_traces; i++) {
@@ -323,6 +422,10 @@ void colo_scenario_free(colo_scenario_t *sc)
     colo_free(sc->trace_gpus);
     colo_gpu_free(sc->gpu);
     colo_free(sc->sharing.timeslice_name);
+    for (size_t i = 0; i < sc->sharing.n_instances; i++)
+        colo_free(sc->sharing.instances[i].name);
+    colo_free(sc->sharing.instances);
+    colo_free(sc->faults);
     colo_free(sc->description);
     colo_free(sc->path);
     colo_free(sc->dir);

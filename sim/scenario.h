@@ -8,6 +8,7 @@
 #include "simtime.h"
 #include "trace.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 
 typedef enum {
@@ -17,6 +18,21 @@ typedef enum {
     COLO_SHARE_GREEN,
 } colo_share_mode_t;
 
+/* A MIG GPU instance of the layout. */
+typedef struct colo_mig_instance {
+    char *name;
+    const colo_mig_profile_t *profile; /* borrowed from the GPU */
+    int placement;                     /* start slot on the memory-slice axis */
+    colo_share_mode_t share;           /* inside it: COLO_SHARE_TIMESLICE or COLO_SHARE_MPS */
+    int first_sm;                      /* its SMs: [first_sm, first_sm + profile->sms) */
+} colo_mig_instance_t;
+
+/* A fatal fault injected into a tenant. */
+typedef struct colo_fault {
+    size_t tenant;
+    colo_time_t at;
+} colo_fault_t;
+
 typedef struct colo_tenant_cfg {
     char *name;
     char *trace_path;            /* resolved against the scenario's folder */
@@ -25,6 +41,18 @@ typedef struct colo_tenant_cfg {
     colo_arrival_cfg_t arrival;
     double slo_ms; /* 0: no SLO given */
     colo_time_t slo;
+    double memory_gib; /* device memory it holds; 0: not given */
+    /* MPS */
+    int active_thread_percentage; /* 100 when not given */
+    int priority;                 /* 0 normal, 1 below normal */
+    double memory_limit_gib;      /* 0: none */
+    /* Green Contexts and MPS static partitions: SMs asked for (0: not given) */
+    int sms_asked;
+    char *instance_name; /* MIG: the instance it runs in, as written */
+    /* resolved placement */
+    size_t instance;        /* MIG: index into sharing.instances */
+    int sm_first, sm_count; /* its own SM range (Green Context, static partition); 0 count: none */
+    int sm_cap;             /* MPS: most SMs its kernels may use (0: no cap) */
 } colo_tenant_cfg_t;
 
 typedef struct colo_scenario {
@@ -41,7 +69,17 @@ typedef struct colo_scenario {
         char *timeslice_name; /* "default", "short", "medium", "long", or "custom" */
         colo_time_t timeslice;
         colo_time_t switch_cost;
+        int mps_clients; /* MPS client limit per GPU: 48, or 60 from CUDA 13.1 */
+        bool cuda_13_1;
+        bool static_partitions; /* MPS -S */
+        bool overlap;           /* Green Contexts may overlap */
+        colo_time_t recovery;   /* a crashed process or MPS server is back after this */
+        bool auto_layout;       /* instances / SM counts were chosen by colosim */
+        size_t n_instances;
+        colo_mig_instance_t *instances;
     } sharing;
+    size_t n_faults;
+    colo_fault_t *faults;
     size_t n_tenants;
     colo_tenant_cfg_t *tenants;
     /* Traces and their source GPUs, each loaded once however many tenants use it. */

@@ -1,13 +1,36 @@
-/* serving.c: tenants, requests and the run loop. */
+/* serving.c: tenants, requests, execution domains, faults and the run loop. */
 #include "serving.h"
 #include "alloc.h"
-#include "rng.h"
 #include "kernel_model.h"
+#include "rng.h"
 
 #include <string.h>
 
-int colo_tenant_times(const colo_tenant_cfg_t *cfg, const colo_gpu_t *gpu, colo_time_t *op_time,
-                      colo_time_t *isolated, colo_error_t *err)
+const char *colo_drop_reason_name(colo_drop_reason_t r)
+{
+    return r == COLO_DROP_FAULT ? "fault" : "unavailable";
+}
+
+/* ---- placement ---- */
+
+colo_place_rates_t colo_tenant_place_rates(const colo_scenario_t *sc, size_t i)
+{
+    const colo_gpu_t *g = sc->gpu;
+    const colo_tenant_cfg_t *t = &sc->tenants[i];
+    colo_place_rates_t p = {g->sm.count, colo_gpu_dram_rate(g), colo_gpu_l2_rate(g)};
+    if (sc->sharing.mode == COLO_SHARE_MIG) {
+        const colo_mig_profile_t *prof = sc->sharing.instances[t->instance].profile;
+        p.sms = prof->sms;
+        p.dram_rate *= (double)prof->memory_slices / g->mig.memory_slices;
+        p.l2_rate *= prof->l2_eighths / 8.0;
+    }
+    if (t->sm_count > 0) p.sms = t->sm_count;
+    if (t->sm_cap > 0 && t->sm_cap < p.sms) p.sms = t->sm_cap;
+    return p;
+}
+
+int colo_tenant_times(const colo_tenant_cfg_t *cfg, const colo_gpu_t *gpu, colo_place_rates_t rates,
+                      colo_time_t *op_time, colo_time_t *isolated, colo_error_t *err)
 {
     const colo_trace_t *tr = cfg->trace;
     colo_time_t host = 0, gpu_end = 0;
@@ -18,7 +41,10 @@ int colo_tenant_times(const colo_tenant_cfg_t *cfg, const colo_gpu_t *gpu, colo_
             colo_kernel_work_t w;
             int rc = colo_kernel_work(op, cfg->trace_gpu, gpu, &w, tr->path, i, err);
             if (rc) return rc;
-            d = colo_kernel_duration(&w, gpu);
+            double t = colo_kernel_alone_ns(&w, rates.sms, rates.dram_rate, w.dram_bytes);
+            double t_l2 = w.l2_bytes / rates.l2_rate;
+            d = colo_time_from_ns(t > t_l2 ? t : t_l2);
+            if (d < 1) d = 1;
         } else {
             d = colo_hw_copy_alone(gpu, op->dir, op->bytes);
         }
@@ -37,10 +63,78 @@ static void fail(colo_sim_t *sim, int rc)
     if (rc && !sim->failed) sim->failed = rc;
 }
 
-static bool in_window(const colo_sim_t *sim, colo_time_t arrival)
+static bool in_window(const colo_sim_t *sim, colo_time_t t)
 {
-    return arrival >= sim->sc->warmup && arrival < sim->sc->duration;
+    return t >= sim->sc->warmup && t < sim->sc->duration;
 }
+
+/* ---- kernels on the hardware model ---- */
+
+static void kernel_ran(colo_tenant_run_t *t)
+{
+    colo_sim_t *sim = t->sim;
+    colo_time_t now = sim->eq.now;
+    colo_add_clipped(&t->gpu_time, t->kernel_since, now, sim->sc->warmup, sim->sc->duration);
+    if (--sim->kernels_running == 0)
+        colo_add_clipped(&sim->busy_time, sim->busy_since, now, sim->sc->warmup, sim->sc->duration);
+}
+
+static void op_done(colo_tenant_run_t *t);
+
+static void on_hw_kernel_done(void *obj, int64_t arg)
+{
+    colo_tenant_run_t *t = obj;
+    t->kernel = NULL;
+    kernel_ran(t);
+    if ((uint64_t)arg != t->incarnation) return;
+    t->kernel_left = 1.0;
+    if (t->dom->kind == COLO_DOM_TIMESLICE)
+        colo_ts_kernel_done(&t->dom->ts, t->ctx); /* calls back on_ts_done */
+    else
+        op_done(t);
+}
+
+/* Starts (or resumes) the tenant's current kernel on its place. */
+static void run_kernel(colo_tenant_run_t *t)
+{
+    colo_sim_t *sim = t->sim;
+    if (sim->kernels_running++ == 0) sim->busy_since = sim->eq.now;
+    t->kernel_since = sim->eq.now;
+    fail(sim, colo_hw_kernel_start(&sim->hw, &t->work[t->cur_op], t->place, t->kernel_left,
+                                   on_hw_kernel_done, t, (int64_t)t->incarnation, &t->kernel));
+    if (t->kernel && t->weight != 1.0)
+        fail(sim, colo_hw_kernel_weight(&sim->hw, t->kernel, t->weight));
+}
+
+/* Stops the tenant's running kernel, keeping its progress in kernel_left. */
+static void halt_kernel(colo_tenant_run_t *t)
+{
+    if (!t->kernel) return;
+    fail(t->sim, colo_hw_kernel_stop(&t->sim->hw, t->kernel, &t->kernel_left));
+    t->kernel = NULL;
+    kernel_ran(t);
+}
+
+/* The time-slicing policy's executor: contexts are the domain's members. */
+static void ts_start(void *obj, size_t ctx)
+{
+    colo_domain_t *d = obj;
+    run_kernel(&d->sim->t[d->members[ctx]]);
+}
+
+static void ts_stop(void *obj, size_t ctx)
+{
+    colo_domain_t *d = obj;
+    halt_kernel(&d->sim->t[d->members[ctx]]);
+}
+
+static void on_ts_done(void *obj, size_t ctx)
+{
+    colo_domain_t *d = obj;
+    op_done(&d->sim->t[d->members[ctx]]);
+}
+
+/* ---- requests ---- */
 
 static void issue_op(colo_tenant_run_t *t);
 
@@ -78,44 +172,35 @@ static void op_done(colo_tenant_run_t *t)
         issue_op(t);
 }
 
-static void on_kernel_done(void *obj, size_t ctx)
-{
-    colo_sim_t *sim = obj;
-    op_done(&sim->t[ctx]);
-}
-
-/* ---- copies: through the hardware model (copy engines, latency, shared link) ---- */
-
 static void on_copy_done(void *obj, int64_t arg)
 {
     colo_tenant_run_t *t = obj;
     colo_sim_t *sim = t->sim;
-    struct colo_pcie_dir *p = &sim->pcie[arg];
+    colo_copy_dir_t dir = (colo_copy_dir_t)(arg & 1);
+    struct colo_pcie_dir *p = &sim->pcie[dir];
     if (--p->active == 0)
         colo_add_clipped(&p->busy_time, p->since, sim->eq.now, sim->sc->warmup, sim->sc->duration);
-    t->host_clock = sim->eq.now; /* the host waited for the copy */
+    if ((uint64_t)(arg >> 1) != t->incarnation) return; /* its process died meanwhile */
+    t->host_clock = sim->eq.now;                        /* the host waited for the copy */
     op_done(t);
 }
 
-static void copy_submit(colo_tenant_run_t *t, colo_copy_dir_t dir, long long bytes)
-{
-    colo_sim_t *sim = t->sim;
-    struct colo_pcie_dir *p = &sim->pcie[dir];
-    if (p->active++ == 0) p->since = sim->eq.now;
-    fail(sim, colo_hw_copy_start(&sim->hw, dir, bytes, 0, on_copy_done, t, (int64_t)dir));
-}
-
-/* ---- ops ---- */
-
 static void op_ready(void *obj, int64_t arg)
 {
-    (void)arg;
     colo_tenant_run_t *t = obj;
+    if ((uint64_t)arg != t->incarnation) return;
+    colo_sim_t *sim = t->sim;
     const colo_op_t *op = &t->cfg->trace->ops[t->cur_op];
-    if (op->type == COLO_OP_KERNEL)
-        fail(t->sim, colo_ts_submit(&t->sim->ts, t->idx, t->op_time[t->cur_op]));
-    else
-        copy_submit(t, op->dir, op->bytes);
+    if (op->type == COLO_OP_COPY) {
+        struct colo_pcie_dir *p = &sim->pcie[op->dir];
+        if (p->active++ == 0) p->since = sim->eq.now;
+        fail(sim, colo_hw_copy_start(&sim->hw, op->dir, op->bytes, t->dom->ce, on_copy_done, t,
+                                     (int64_t)((t->incarnation << 1) | (uint64_t)op->dir)));
+    } else if (t->dom->kind == COLO_DOM_TIMESLICE) {
+        fail(sim, colo_ts_submit(&t->dom->ts, t->ctx, t->op_time[t->cur_op]));
+    } else {
+        run_kernel(t);
+    }
 }
 
 static void issue_op(colo_tenant_run_t *t)
@@ -124,12 +209,36 @@ static void issue_op(colo_tenant_run_t *t)
     colo_time_t now = t->sim->eq.now;
     t->host_clock += op->gap;
     if (t->host_clock > now)
-        fail(t->sim, colo_eq_schedule(&t->sim->eq, t->host_clock, op_ready, t, 0, NULL));
+        fail(t->sim, colo_eq_schedule(&t->sim->eq, t->host_clock, op_ready, t,
+                                      (int64_t)t->incarnation, NULL));
     else
-        op_ready(t, 0);
+        op_ready(t, (int64_t)t->incarnation);
 }
 
-/* ---- arrivals ---- */
+static void drop(colo_tenant_run_t *t, colo_time_t arrival, colo_drop_reason_t why)
+{
+    if (!in_window(t->sim, arrival)) return;
+    t->dropped++;
+    t->dropped_by[why]++;
+}
+
+static int push_request(colo_tenant_run_t *t, colo_time_t arrival)
+{
+    if (t->qlen == t->qcap) {
+        size_t ncap = t->qcap * 2;
+        colo_time_t *q = colo_malloc(ncap * sizeof *q);
+        if (!q) return COLO_ENOMEM;
+        for (size_t i = 0; i < t->qlen; i++)
+            q[i] = t->queue[(t->qhead + i) % t->qcap];
+        colo_free(t->queue);
+        t->queue = q;
+        t->qcap = ncap;
+        t->qhead = 0;
+    }
+    t->queue[(t->qhead + t->qlen) % t->qcap] = arrival;
+    t->qlen++;
+    return 0;
+}
 
 static void on_arrival(void *obj, int64_t arg)
 {
@@ -138,57 +247,176 @@ static void on_arrival(void *obj, int64_t arg)
     colo_sim_t *sim = t->sim;
     colo_time_t now = sim->eq.now;
     if (in_window(sim, now)) t->arrived++;
-    if (t->qlen == t->qcap) {
-        size_t ncap = t->qcap * 2;
-        colo_time_t *q = colo_malloc(ncap * sizeof *q);
-        if (!q) {
-            fail(sim, COLO_ENOMEM);
-            return;
-        }
-        for (size_t i = 0; i < t->qlen; i++)
-            q[i] = t->queue[(t->qhead + i) % t->qcap];
-        colo_free(t->queue);
-        t->queue = q;
-        t->qcap = ncap;
-        t->qhead = 0;
-    }
-    t->queue[(t->qhead + t->qlen) % t->qcap] = now;
-    t->qlen++;
     colo_time_t next = now + t->cfg->arrival.ops->next_gap(&t->cfg->arrival, t->rng);
     if (next < sim->sc->duration)
         fail(sim, colo_eq_schedule(&sim->eq, next, on_arrival, t, 0, NULL));
+    if (t->down) {
+        drop(t, now, COLO_DROP_UNAVAILABLE);
+        return;
+    }
+    fail(sim, push_request(t, now));
     if (!t->busy) start_next_request(t);
 }
 
-/* ---- the run ---- */
+/* ---- faults ---- */
+
+static void on_recovered(void *obj, int64_t arg)
+{
+    colo_tenant_run_t *t = obj;
+    if ((uint64_t)arg == t->incarnation) t->down = false;
+}
+
+/* Tenant t's process dies: its kernel stops, its requests are lost, and it comes back after
+ * the scenario's recovery time. */
+static void crash(colo_tenant_run_t *t)
+{
+    colo_sim_t *sim = t->sim;
+    if (t->dom->kind == COLO_DOM_TIMESLICE)
+        colo_ts_abort(&t->dom->ts, t->ctx); /* stops its kernel through ts_stop */
+    else
+        halt_kernel(t);
+    t->incarnation++;
+    t->faults++;
+    t->kernel_left = 1.0;
+    if (t->busy) drop(t, t->cur_arrival, COLO_DROP_FAULT);
+    while (t->qlen) {
+        drop(t, t->queue[t->qhead], COLO_DROP_FAULT);
+        t->qhead = (t->qhead + 1) % t->qcap;
+        t->qlen--;
+    }
+    t->busy = false;
+    t->down = true;
+    fail(sim, colo_eq_schedule(&sim->eq, sim->eq.now + sim->sc->sharing.recovery, on_recovered, t,
+                               (int64_t)t->incarnation, NULL));
+}
+
+/* A fatal fault in one tenant: under time-slicing only its own process dies; an MPS server or
+ * the one process that holds all Green Contexts takes every member with it. */
+static void on_fault(void *obj, int64_t arg)
+{
+    colo_sim_t *sim = obj;
+    colo_tenant_run_t *t = &sim->t[arg];
+    if (t->dom->kind == COLO_DOM_TIMESLICE) {
+        crash(t);
+        return;
+    }
+    for (size_t i = 0; i < t->dom->n_members; i++)
+        crash(&sim->t[t->dom->members[i]]);
+}
+
+/* ---- set-up ---- */
+
+static int range_set(colo_hw_t *hw, int first, int n, uint32_t *idx)
+{
+    int ids[COLO_HW_MAX_UNITS];
+    for (int i = 0; i < n && i < COLO_HW_MAX_UNITS; i++)
+        ids[i] = first + i;
+    return colo_hw_add_sm_set(hw, ids, n, idx);
+}
+
+/* Domains and partitions of the hardware for the scenario's sharing mechanism. */
+static int build_domains(colo_sim_t *sim)
+{
+    const colo_scenario_t *sc = sim->sc;
+    const colo_gpu_t *g = sc->gpu;
+    colo_hw_t *hw = &sim->hw;
+    bool mig = sc->sharing.mode == COLO_SHARE_MIG;
+    size_t n_dom = mig ? sc->sharing.n_instances : 1;
+    if (!(sim->dom = colo_calloc(n_dom, sizeof *sim->dom))) return COLO_ENOMEM;
+    sim->n_dom = n_dom;
+    int rc = 0;
+    for (size_t k = 0; k < sim->n_dom && !rc; k++) {
+        colo_domain_t *d = &sim->dom[k];
+        d->sim = sim;
+        d->place = (colo_hw_place_t){0, 0, 0, 0};
+        d->sms = g->sm.count;
+        d->dram_rate = colo_gpu_dram_rate(g);
+        d->l2_rate = colo_gpu_l2_rate(g);
+        colo_share_mode_t share = sc->sharing.mode;
+        if (mig) {
+            const colo_mig_instance_t *in = &sc->sharing.instances[k];
+            const colo_mig_profile_t *p = in->profile;
+            int per_slice = g->memory.channels / g->mig.memory_slices, ch[COLO_HW_MAX_UNITS], n = 0;
+            for (int s = in->placement; s < in->placement + p->memory_slices; s++)
+                for (int c = 0; c < per_slice; c++)
+                    ch[n++] = s * per_slice + c;
+            d->sms = p->sms;
+            d->dram_rate *= (double)p->memory_slices / g->mig.memory_slices;
+            d->l2_rate *= p->l2_eighths / 8.0;
+            rc = range_set(hw, in->first_sm, p->sms, &d->place.sm_set);
+            if (!rc)
+                rc = colo_hw_add_l2_group(hw, (double)g->l2.bytes * p->l2_eighths / 8.0, d->l2_rate,
+                                          &d->place.l2_group);
+            if (!rc) rc = colo_hw_add_channel_set(hw, ch, n, &d->place.channel_set);
+            if (!rc) rc = colo_hw_add_ce_domain(hw, p->copy_engines, &d->ce);
+            share = in->share;
+        }
+        d->kind = share == COLO_SHARE_TIMESLICE ? COLO_DOM_TIMESLICE : COLO_DOM_CONCURRENT;
+        if (!rc && !(d->members = colo_calloc(sc->n_tenants, sizeof *d->members))) rc = COLO_ENOMEM;
+    }
+    for (size_t i = 0; i < sim->n && !rc; i++) {
+        colo_tenant_run_t *t = &sim->t[i];
+        const colo_tenant_cfg_t *c = t->cfg;
+        colo_domain_t *d = &sim->dom[mig ? c->instance : 0];
+        t->dom = d;
+        t->ctx = d->n_members;
+        d->members[d->n_members++] = i;
+        t->place = d->place;
+        t->weight = c->priority ? 0.25 : 1.0; /* below-normal MPS clients: a quarter (docs) */
+        if (c->sm_count > 0) rc = range_set(hw, c->sm_first, c->sm_count, &t->place.sm_set);
+        t->place.sm_limit = c->sm_cap;
+    }
+    for (size_t k = 0; k < sim->n_dom && !rc; k++) {
+        colo_domain_t *d = &sim->dom[k];
+        if (d->kind != COLO_DOM_TIMESLICE || d->n_members == 0) continue;
+        colo_ts_exec_t exec = {ts_start, ts_stop, d};
+        rc = colo_ts_init(&d->ts, &sim->eq, d->n_members, sc->sharing.timeslice,
+                          sc->sharing.switch_cost, on_ts_done, d, &exec);
+        if (!rc) {
+            d->ts_ready = true;
+            colo_ts_set_window(&d->ts, sc->warmup, sc->duration);
+        }
+    }
+    return rc;
+}
 
 int colo_sim_new(const colo_scenario_t *sc, colo_sim_t **out, colo_error_t *err)
 {
     *out = NULL;
+    int rc = COLO_ENOMEM;
     colo_sim_t *sim = colo_calloc(1, sizeof *sim);
-    if (!sim) goto nomem;
+    if (!sim) goto fail;
     sim->sc = sc;
     sim->n = sc->n_tenants;
     sim->end = sc->duration + sc->drain;
-    if (colo_eq_init(&sim->eq, 64 + 4 * sim->n)) goto nomem;
-    if (colo_ts_init(&sim->ts, &sim->eq, sim->n, sc->sharing.timeslice, sc->sharing.switch_cost,
-                     on_kernel_done, sim))
-        goto nomem;
-    colo_ts_set_window(&sim->ts, sc->warmup, sc->duration);
-    if (colo_hw_init(&sim->hw, sc->gpu, &sim->eq)) goto nomem;
+    if (colo_eq_init(&sim->eq, 64 + 4 * sim->n)) goto fail;
+    if (colo_hw_init(&sim->hw, sc->gpu, &sim->eq)) goto fail;
     sim->hw_ready = true;
-    if (!(sim->t = colo_calloc(sim->n, sizeof *sim->t))) goto nomem;
+    if (!(sim->t = colo_calloc(sim->n, sizeof *sim->t))) goto fail;
     for (size_t i = 0; i < sim->n; i++) {
         colo_tenant_run_t *t = &sim->t[i];
         t->sim = sim;
         t->idx = i;
         t->cfg = &sc->tenants[i];
         t->qcap = 64;
+        t->kernel_left = 1.0;
         t->rng = colo_rng_new(sc->seed, t->cfg->name);
         t->queue = colo_malloc(t->qcap * sizeof *t->queue);
-        t->op_time = colo_malloc(t->cfg->trace->n_ops * sizeof *t->op_time);
-        if (!t->rng || !t->queue || !t->op_time) goto nomem;
-        int rc = colo_tenant_times(t->cfg, sc->gpu, t->op_time, &t->isolated, err);
+        size_t n_ops = t->cfg->trace->n_ops;
+        t->op_time = colo_malloc(n_ops * sizeof *t->op_time);
+        t->work = colo_calloc(n_ops, sizeof *t->work);
+        if (!t->rng || !t->queue || !t->op_time || !t->work) goto fail;
+    }
+    if ((rc = build_domains(sim))) goto fail;
+    for (size_t i = 0; i < sim->n; i++) {
+        colo_tenant_run_t *t = &sim->t[i];
+        const colo_trace_t *tr = t->cfg->trace;
+        rc = colo_tenant_times(t->cfg, sc->gpu, colo_tenant_place_rates(sc, i), t->op_time,
+                               &t->isolated, err);
+        for (size_t k = 0; k < tr->n_ops && !rc; k++)
+            if (tr->ops[k].type == COLO_OP_KERNEL)
+                rc = colo_kernel_work(&tr->ops[k], t->cfg->trace_gpu, sc->gpu, &t->work[k],
+                                      tr->path, k, err);
         if (rc) {
             colo_sim_free(sim);
             return rc;
@@ -196,9 +424,17 @@ int colo_sim_new(const colo_scenario_t *sc, colo_sim_t **out, colo_error_t *err)
     }
     *out = sim;
     return 0;
-nomem:
+fail:
     colo_sim_free(sim);
-    return colo_error_set(err, COLO_ENOMEM, sc->path, 0, NULL, "out of memory");
+    return colo_error_set(err, rc ? rc : COLO_ENOMEM, sc->path, 0, NULL, "out of memory");
+}
+
+static bool failed(const colo_sim_t *sim)
+{
+    if (sim->failed || sim->hw.failed || sim->hw.fl.failed) return true;
+    for (size_t k = 0; k < sim->n_dom; k++)
+        if (sim->dom[k].ts.failed) return true;
+    return false;
 }
 
 int colo_sim_run(colo_sim_t *sim, colo_error_t *err)
@@ -209,18 +445,29 @@ int colo_sim_run(colo_sim_t *sim, colo_error_t *err)
         if (first < sim->sc->duration)
             fail(sim, colo_eq_schedule(&sim->eq, first, on_arrival, t, 0, NULL));
     }
+    for (size_t f = 0; f < sim->sc->n_faults; f++)
+        fail(sim, colo_eq_schedule(&sim->eq, sim->sc->faults[f].at, on_fault, sim,
+                                   (int64_t)sim->sc->faults[f].tenant, NULL));
     colo_event_t ev;
-    while (!sim->failed && !sim->ts.failed && !sim->hw.failed && !sim->hw.fl.failed &&
-           colo_eq_peek_time(&sim->eq) <= sim->end && colo_eq_pop(&sim->eq, &ev)) {
+    while (!failed(sim) && colo_eq_peek_time(&sim->eq) <= sim->end && colo_eq_pop(&sim->eq, &ev)) {
         sim->last_event = ev.time;
         ev.fn(ev.obj, ev.arg);
     }
-    colo_ts_close(&sim->ts, sim->end);
+    /* close the statistics of what is still running at the end */
+    const colo_scenario_t *sc = sim->sc;
+    for (size_t i = 0; i < sim->n; i++)
+        if (sim->t[i].kernel)
+            colo_add_clipped(&sim->t[i].gpu_time, sim->t[i].kernel_since, sim->end, sc->warmup,
+                             sc->duration);
+    if (sim->kernels_running)
+        colo_add_clipped(&sim->busy_time, sim->busy_since, sim->end, sc->warmup, sc->duration);
     for (int d = 0; d < 2; d++)
         if (sim->pcie[d].active)
-            colo_add_clipped(&sim->pcie[d].busy_time, sim->pcie[d].since, sim->end, sim->sc->warmup,
-                             sim->sc->duration);
-    int rc = sim->failed ? sim->failed : sim->ts.failed ? sim->ts.failed : sim->hw.failed;
+            colo_add_clipped(&sim->pcie[d].busy_time, sim->pcie[d].since, sim->end, sc->warmup,
+                             sc->duration);
+    int rc = sim->failed ? sim->failed : sim->hw.failed ? sim->hw.failed : sim->hw.fl.failed;
+    for (size_t k = 0; k < sim->n_dom && !rc; k++)
+        rc = sim->dom[k].ts.failed;
     if (rc)
         return colo_error_set(err, rc, sim->sc->path, 0, NULL, "simulation stopped: %s",
                               colo_strerror(rc));
@@ -236,12 +483,17 @@ void colo_sim_free(colo_sim_t *sim)
             if (t->rng) gsl_rng_free(t->rng);
             colo_free(t->queue);
             colo_free(t->op_time);
+            colo_free(t->work);
             colo_samples_fini(&t->latency);
         }
         colo_free(sim->t);
     }
+    for (size_t k = 0; k < sim->n_dom; k++) {
+        if (sim->dom[k].ts_ready) colo_ts_fini(&sim->dom[k].ts);
+        colo_free(sim->dom[k].members);
+    }
+    colo_free(sim->dom);
     if (sim->hw_ready) colo_hw_fini(&sim->hw);
-    colo_ts_fini(&sim->ts);
     colo_eq_fini(&sim->eq);
     colo_free(sim);
 }

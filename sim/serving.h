@@ -1,4 +1,5 @@
-/* serving.h: the serving layer: tenants, their requests, and one simulation run. */
+/* serving.h: the serving layer: tenants, their requests, the execution domains that run their
+ * kernels under the scenario's sharing mechanism, faults, and one simulation run. */
 #ifndef COLO_SERVING_H
 #define COLO_SERVING_H
 
@@ -14,6 +15,35 @@
 
 struct colo_sim;
 
+/* Why a request was dropped. */
+typedef enum {
+    COLO_DROP_FAULT,       /* in flight or queued in a process (or MPS server) that crashed */
+    COLO_DROP_UNAVAILABLE, /* arrived while its process or server was recovering */
+    COLO_DROP_REASONS
+} colo_drop_reason_t;
+
+const char *colo_drop_reason_name(colo_drop_reason_t r);
+
+/* How the kernels of a group of tenants share their part of the GPU. */
+typedef enum {
+    COLO_DOM_TIMESLICE,  /* one context at a time (time-slicing, on the GPU or a MIG instance) */
+    COLO_DOM_CONCURRENT, /* kernels run together (an MPS server; the one process of Green
+                          * Contexts): a fatal fault takes every member down */
+} colo_domain_kind_t;
+
+typedef struct colo_domain {
+    struct colo_sim *sim;
+    colo_domain_kind_t kind;
+    colo_ts_t ts; /* time-slicing domains; context i is tenant members[i] */
+    bool ts_ready;
+    size_t *members;
+    size_t n_members;
+    colo_hw_place_t place; /* the domain's part of the GPU */
+    uint32_t ce;           /* its copy-engine domain */
+    int sms;               /* SMs in its part */
+    double dram_rate, l2_rate;
+} colo_domain_t;
+
 /* One tenant's state during a run: a FIFO of waiting requests, the request being served (one
  * at a time, its ops in stream order), and counters for requests arriving in the window. */
 typedef struct colo_tenant_run {
@@ -21,8 +51,13 @@ typedef struct colo_tenant_run {
     size_t idx;
     const colo_tenant_cfg_t *cfg;
     gsl_rng *rng;
-    colo_time_t *op_time; /* per op: kernel duration on the target GPU, or copy time */
-    colo_time_t isolated; /* one request alone, start to finish */
+    colo_domain_t *dom;
+    size_t ctx;               /* its index in dom->members */
+    colo_hw_place_t place;    /* where its kernels run */
+    double weight;            /* in the solver: MPS priority */
+    colo_kernel_work_t *work; /* per op (kernels only) on this GPU */
+    colo_time_t *op_time;     /* per op alone at its place: kernel duration, or copy time */
+    colo_time_t isolated;     /* one request alone, start to finish */
     /* waiting requests: ring buffer of arrival times */
     colo_time_t *queue;
     size_t qcap, qhead, qlen;
@@ -30,11 +65,20 @@ typedef struct colo_tenant_run {
     bool busy;
     colo_time_t cur_arrival, host_clock;
     size_t cur_op;
+    colo_hw_kernel_t *kernel; /* its kernel on the hardware model, NULL when none runs */
+    double kernel_left;       /* fraction of the current kernel's work left */
+    colo_time_t kernel_since; /* when the running kernel last started or resumed */
+    /* faults */
+    bool down;
+    uint64_t incarnation; /* changes when its process dies: stale completions are ignored */
     /* requests that arrived in [warmup, duration): every one is completed, dropped or still
      * in flight at the end */
     uint64_t arrived, completed, dropped, slo_met;
+    uint64_t dropped_by[COLO_DROP_REASONS];
+    uint64_t faults;
     /* requests of any arrival time that completed in [warmup, duration): the throughput */
     uint64_t finished_in_window;
+    colo_time_t gpu_time; /* time its kernels ran, in the window */
     colo_samples_t latency;
 } colo_tenant_run_t;
 
@@ -47,19 +91,23 @@ struct colo_pcie_dir {
 typedef struct colo_sim {
     const colo_scenario_t *sc; /* borrowed */
     colo_eq_t eq;
-    colo_ts_t ts;
-    colo_hw_t hw; /* the GPU's resources: copies run on them */
+    colo_hw_t hw; /* the GPU's resources */
     bool hw_ready;
+    colo_domain_t *dom;
+    size_t n_dom;
     size_t n;
     colo_tenant_run_t *t;
     struct colo_pcie_dir pcie[2];
+    int kernels_running; /* for the busy fraction */
+    colo_time_t busy_since, busy_time;
     colo_time_t end; /* duration + drain: nothing runs past this */
     colo_time_t last_event;
     int failed; /* first error met inside an event */
 } colo_sim_t;
 
-/* Builds a run of scenario sc (borrowed; must outlive the run): scales every kernel to the
- * scenario's GPU and seeds each tenant's stream from the seed and its name. *out is new. */
+/* Builds a run of scenario sc (borrowed; must outlive the run): the GPU's partitions for the
+ * sharing mechanism, every kernel placed on its tenant's part, each tenant's stream seeded from
+ * the seed and its name. *out is new. */
 int colo_sim_new(const colo_scenario_t *sc, colo_sim_t **out, colo_error_t *err);
 
 /* Runs to the end: arrivals in [0, duration), then up to drain more for requests in flight.
@@ -68,11 +116,21 @@ int colo_sim_run(colo_sim_t *sim, colo_error_t *err);
 
 void colo_sim_free(colo_sim_t *sim);
 
-/* Per-op times of tenant cfg's trace on gpu, alone (kernels from the kernel model on all SMs,
+/* Where a tenant runs, as numbers: its SMs, and the DRAM and L2 bandwidth of its part. */
+typedef struct colo_place_rates {
+    int sms;
+    double dram_rate, l2_rate;
+} colo_place_rates_t;
+
+/* The part of the GPU tenant i of sc runs on (whole GPU, MIG instance, Green Context, MPS cap
+ * or partition). */
+colo_place_rates_t colo_tenant_place_rates(const colo_scenario_t *sc, size_t i);
+
+/* Per-op times of tenant cfg's trace alone at rates on gpu (kernels from the kernel model,
  * copies at the link's full rate), into op_time (may be NULL), and the latency of one request
  * alone: ops in stream order, host gaps on the CPU's clock, copies synchronous. Errors when a
  * kernel cannot run on gpu. */
-int colo_tenant_times(const colo_tenant_cfg_t *cfg, const colo_gpu_t *gpu, colo_time_t *op_time,
-                      colo_time_t *isolated, colo_error_t *err);
+int colo_tenant_times(const colo_tenant_cfg_t *cfg, const colo_gpu_t *gpu, colo_place_rates_t rates,
+                      colo_time_t *op_time, colo_time_t *isolated, colo_error_t *err);
 
 #endif

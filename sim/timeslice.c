@@ -14,7 +14,7 @@ void colo_add_clipped(colo_time_t *acc, colo_time_t a, colo_time_t b, colo_time_
 }
 
 int colo_ts_init(colo_ts_t *ts, colo_eq_t *eq, size_t n, colo_time_t slice, colo_time_t switch_cost,
-                 colo_ts_done_fn on_done, void *obj)
+                 colo_ts_done_fn on_done, void *obj, const colo_ts_exec_t *exec)
 {
     memset(ts, 0, sizeof *ts);
     ts->ctx = colo_calloc(n, sizeof *ts->ctx);
@@ -27,6 +27,7 @@ int colo_ts_init(colo_ts_t *ts, colo_eq_t *eq, size_t n, colo_time_t slice, colo
     ts->switch_cost = switch_cost;
     ts->on_done = on_done;
     ts->obj = obj;
+    if (exec) ts->exec = *exec;
     ts->w1 = COLO_TIME_MAX;
     return 0;
 }
@@ -50,26 +51,42 @@ static void note_failure(colo_ts_t *ts, int rc)
     if (rc && !ts->failed) ts->failed = rc;
 }
 
-static void on_kernel_done(void *obj, int64_t arg);
+static void on_timer_done(void *obj, int64_t arg);
 static void on_slice_end(void *obj, int64_t arg);
 static void on_switch_done(void *obj, int64_t arg);
 
 static void account_run(colo_ts_t *ts, colo_time_t now)
 {
     struct colo_ts_ctx *c = &ts->ctx[ts->owner];
-    c->remaining -= now - ts->run_start;
+    if (!ts->exec.start) c->remaining -= now - ts->run_start;
     colo_add_clipped(&ts->busy, ts->run_start, now, ts->w0, ts->w1);
     colo_add_clipped(&c->gpu_time, ts->run_start, now, ts->w0, ts->w1);
     ts->running = false;
 }
 
+/* Runs the owner's kernel: on the executor, or on the built-in timer. */
 static void start_kernel(colo_ts_t *ts)
 {
     colo_time_t now = ts->eq->now;
     ts->running = true;
     ts->run_start = now;
-    note_failure(ts, colo_eq_schedule(ts->eq, now + ts->ctx[ts->owner].remaining, on_kernel_done,
-                                      ts, ts->owner, &ts->done_ev));
+    if (ts->exec.start) {
+        ts->exec.start(ts->exec.obj, (size_t)ts->owner);
+        return;
+    }
+    note_failure(ts, colo_eq_schedule(ts->eq, now + ts->ctx[ts->owner].remaining, on_timer_done, ts,
+                                      ts->owner, &ts->done_ev));
+}
+
+/* Preempts the owner's running kernel, keeping its progress. */
+static void stop_kernel(colo_ts_t *ts)
+{
+    if (ts->exec.stop)
+        ts->exec.stop(ts->exec.obj, (size_t)ts->owner);
+    else
+        colo_eq_cancel(ts->eq, ts->done_ev);
+    ts->done_ev = 0;
+    account_run(ts, ts->eq->now);
 }
 
 static void begin_slice(colo_ts_t *ts)
@@ -125,19 +142,41 @@ static void on_switch_done(void *obj, int64_t arg)
     (void)arg;
     colo_ts_t *ts = obj;
     colo_add_clipped(&ts->switching, ts->eq->now - ts->switch_cost, ts->eq->now, ts->w0, ts->w1);
-    begin_slice(ts);
+    ts->resident = ts->owner;
+    if (ts->ctx[ts->owner].has_work)
+        begin_slice(ts);
+    else /* its kernel was aborted while the switch went on */
+        yield(ts);
 }
 
-static void on_kernel_done(void *obj, int64_t arg)
+static void finish(colo_ts_t *ts, size_t c)
 {
-    colo_ts_t *ts = obj;
-    size_t c = (size_t)arg;
     ts->done_ev = 0;
     account_run(ts, ts->eq->now);
     ts->ctx[c].has_work = false;
     ts->ctx[c].remaining = 0;
     ts->on_done(ts->obj, c); /* may submit c's next kernel, which then starts at once */
     if (ts->owner == (long)c && !ts->running) yield(ts);
+}
+
+static void on_timer_done(void *obj, int64_t arg)
+{
+    finish(obj, (size_t)arg);
+}
+
+void colo_ts_kernel_done(colo_ts_t *ts, size_t ctx)
+{
+    if (ts->owner == (long)ctx && ts->running) finish(ts, ctx);
+}
+
+void colo_ts_abort(colo_ts_t *ts, size_t c)
+{
+    if (c >= ts->n || !ts->ctx[c].has_work) return;
+    if (ts->owner == (long)c && ts->running) stop_kernel(ts);
+    ts->ctx[c].has_work = false;
+    ts->ctx[c].remaining = 0;
+    if (ts->owner == (long)c && ts->phase == COLO_TS_OWNED) yield(ts);
+    /* while switching to c, on_switch_done finds no work and yields */
 }
 
 static void on_slice_end(void *obj, int64_t arg)
@@ -152,9 +191,7 @@ static void on_slice_end(void *obj, int64_t arg)
         return;
     }
     if (ts->running) {
-        colo_eq_cancel(ts->eq, ts->done_ev);
-        ts->done_ev = 0;
-        account_run(ts, ts->eq->now);
+        stop_kernel(ts);
         ts->preemptions++;
     }
     grant(ts, (size_t)next);

@@ -18,6 +18,15 @@
 /* Called when context ctx's kernel has finished; the callee may submit the next one at once. */
 typedef void (*colo_ts_done_fn)(void *obj, size_t ctx);
 
+/* What runs the kernels. start runs ctx's submitted kernel from where it stopped; stop
+ * preempts it, keeping its progress; the executor calls colo_ts_kernel_done when a kernel ends.
+ * Without one (NULL), the policy times kernels itself by the work given to colo_ts_submit. */
+typedef struct colo_ts_exec {
+    void (*start)(void *obj, size_t ctx);
+    void (*stop)(void *obj, size_t ctx);
+    void *obj;
+} colo_ts_exec_t;
+
 struct colo_ts_ctx {
     bool has_work;         /* a kernel is submitted and not finished */
     colo_time_t remaining; /* GPU time it still needs */
@@ -37,6 +46,7 @@ typedef struct colo_ts {
     colo_time_t slice, switch_cost;
     colo_ts_done_fn on_done;
     void *obj;
+    colo_ts_exec_t exec; /* start == NULL: the built-in timer */
     /* statistics, clipped to the window [w0, w1) */
     colo_time_t w0, w1;
     colo_time_t busy, switching;
@@ -44,17 +54,26 @@ typedef struct colo_ts {
     int failed; /* first error (COLO_ENOMEM) met inside an event, 0 if none */
 } colo_ts_t;
 
-/* Prepares the policy for n contexts. 0 or COLO_ENOMEM. */
+/* Prepares the policy for n contexts, kernels run by exec (borrowed contents copied; NULL for
+ * the built-in timer). 0 or COLO_ENOMEM. */
 int colo_ts_init(colo_ts_t *ts, colo_eq_t *eq, size_t n, colo_time_t slice, colo_time_t switch_cost,
-                 colo_ts_done_fn on_done, void *obj);
+                 colo_ts_done_fn on_done, void *obj, const colo_ts_exec_t *exec);
 void colo_ts_fini(colo_ts_t *ts);
 
 /* Sets the window the time statistics are clipped to. */
 void colo_ts_set_window(colo_ts_t *ts, colo_time_t w0, colo_time_t w1);
 
-/* Context ctx has a kernel ready that needs work of GPU time alone. A context submits one
- * kernel at a time (stream order). 0, COLO_ESTATE if ctx already has one, or COLO_ENOMEM. */
+/* Context ctx has a kernel ready (needing work of GPU time alone, for the built-in timer). A
+ * context submits one kernel at a time (stream order). 0, COLO_ESTATE if ctx already has one,
+ * or COLO_ENOMEM. */
 int colo_ts_submit(colo_ts_t *ts, size_t ctx, colo_time_t work);
+
+/* The executor reports that ctx's running kernel has ended. */
+void colo_ts_kernel_done(colo_ts_t *ts, size_t ctx);
+
+/* Drops ctx's kernel without completing it (its process died): stops it if it runs, and gives
+ * the GPU to the next context. No done callback. */
+void colo_ts_abort(colo_ts_t *ts, size_t ctx);
 
 /* Ends the statistics at time end: a kernel still running counts as busy up to end. The
  * policy's state is left as it is. */

@@ -72,7 +72,7 @@ static colo_kernel_work_t kwork(const colo_gpu_t *g, unsigned blocks, colo_time_
     return w;
 }
 
-static const colo_hw_place_t whole = {0, 0, 0};
+static const colo_hw_place_t whole = {0, 0, 0, 0};
 
 /* An SM set of n SMs starting at first. */
 static uint32_t sms(struct rig *r, int first, int n)
@@ -130,7 +130,7 @@ Test(hardware, two_compute_bound_kernels_on_disjoint_sm_halves_take_their_alone_
     rig_init(&r, "h100-sxm");
     uint32_t a = sms(&r, 0, 66), b = sms(&r, 66, 66);
     colo_kernel_work_t c = kwork(r.gpu, 8 * 132 * 4, 100000, COLO_KCLASS_COMPUTE, -1, -1);
-    colo_hw_place_t pa = {a, 0, 0}, pb = {b, 0, 0};
+    colo_hw_place_t pa = {a, 0, 0, 0}, pb = {b, 0, 0, 0};
     start(&r, &c, pa, 0); /* alone on its half first */
     rig_run(&r);
     colo_time_t alone = r.done_at[0];
@@ -155,7 +155,7 @@ Test(hardware, a_compute_bound_kernel_barely_notices_a_dram_bound_one_below_satu
     uint32_t a = sms(&r, 0, 66), b = sms(&r, 66, 66);
     colo_kernel_work_t c = kwork(r.gpu, 8 * 66, 100000, COLO_KCLASS_COMPUTE, -1, -1);
     colo_kernel_work_t m = kwork(r.gpu, 8 * 66, 100000, COLO_KCLASS_MEMORY, -1, -1);
-    colo_hw_place_t pa = {a, 0, 0}, pb = {b, 0, 0};
+    colo_hw_place_t pa = {a, 0, 0, 0}, pb = {b, 0, 0, 0};
     start(&r, &c, pa, 0);
     start(&r, &m, pb, 1);
     rig_run(&r);
@@ -177,7 +177,7 @@ Test(hardware, disjoint_channel_sets_isolate_bandwidth)
     colo_hw_add_channel_set(&r.hw, lo, 40, &sl);
     colo_hw_add_channel_set(&r.hw, hi, 40, &sh);
     colo_kernel_work_t m = kwork(r.gpu, 5000, 100000, COLO_KCLASS_MEMORY, -1, -1);
-    colo_hw_place_t pl = {0, 0, sl}, ph = {0, 0, sh};
+    colo_hw_place_t pl = {0, 0, sl, 0}, ph = {0, 0, sh, 0};
     start(&r, &m, pl, 0); /* half the channels: half the bandwidth, twice the time */
     rig_run(&r);
     cr_assert(NEAR(r.done_at[0], 200000, 0.01), "%lld", (long long)r.done_at[0]);
@@ -207,7 +207,7 @@ Test(hardware, co_running_working_sets_beyond_the_l2_raise_dram_traffic_unless_s
     colo_hw_add_l2_group(&r.hw, l2 / 2, 4000, &g1);
     colo_hw_add_l2_group(&r.hw, l2 / 2, 4000, &g2);
     colo_kernel_work_t s = kwork(r.gpu, 8 * 132, 1000000, COLO_KCLASS_COMPUTE, 0.4 * l2, 1.6 * l2);
-    colo_hw_place_t p1 = {0, g1, 0}, p2 = {0, g2, 0};
+    colo_hw_place_t p1 = {0, g1, 0, 0}, p2 = {0, g2, 0, 0};
     colo_hw_kernel_start(&r.hw, &s, p1, 1, done, &r, 2, &a);
     colo_hw_kernel_start(&r.hw, &s, p2, 1, done, &r, 3, &b);
     cr_assert_float_eq(colo_hw_kernel_dram_bytes(a), 0.4 * l2, 1, "separate L2s are not shared");
@@ -301,7 +301,7 @@ Test(hardware, overlapping_sm_sets_share_their_common_sms)
     /* A = SMs 0..63, B = SMs 32..95: they share 32 SMs */
     uint32_t a = sms(&r, 0, 64), b = sms(&r, 32, 64);
     colo_kernel_work_t c = kwork(r.gpu, 8 * 64 * 4, 100000, COLO_KCLASS_COMPUTE, -1, -1);
-    colo_hw_place_t pa = {a, 0, 0}, pb = {b, 0, 0};
+    colo_hw_place_t pa = {a, 0, 0, 0}, pb = {b, 0, 0, 0};
     start(&r, &c, pa, 0);
     rig_run(&r);
     colo_time_t alone = r.done_at[0];
@@ -344,10 +344,10 @@ Test(hardware, randomized_storm_never_exceeds_any_capacity)
         mid[i] = 30 + i; /* overlaps lo: three channel classes */
     colo_hw_add_channel_set(hw, lo, 50, &c1);
     colo_hw_add_channel_set(hw, mid, 40, &c2);
-    st->places[0] = (colo_hw_place_t){0, 0, 0};
-    st->places[1] = (colo_hw_place_t){pa, 0, c1};
-    st->places[2] = (colo_hw_place_t){pb, g1, c2};
-    st->places[3] = (colo_hw_place_t){pa, g1, c2};
+    st->places[0] = (colo_hw_place_t){0, 0, 0, 0};
+    st->places[1] = (colo_hw_place_t){pa, 0, c1, 0};
+    st->places[2] = (colo_hw_place_t){pb, g1, c2, 0};
+    st->places[3] = (colo_hw_place_t){pa, g1, c2, 0};
     for (int i = 0; i < 8; i++) {
         colo_kclass_t c = (colo_kclass_t)(i % 3);
         unsigned blocks = 1 + (unsigned)(su(st) * 8000);

@@ -99,7 +99,8 @@ Test(scenario, bad_overrides_name_the_set_argument)
     cr_assert_eq(chdir(src_path("tests/fixtures")), 0);
     const char *typo[] = {"seed=2", "sharing.modee=mps"};
     load_fails("two_tenants.cfg", typo, 2,
-               "--set:2: sharing.modee: unknown key (expected one of: mode, timeslice, switch_us)");
+               "--set:2: sharing.modee: unknown key (expected one of: mode, timeslice, switch_us, "
+               "cuda, static_partitions, overlap, recovery_s, instances)");
     const char *nan[] = {"seed=abc"};
     load_fails("two_tenants.cfg", nan, 1, "--set:1: seed: expects a number, got 'abc'");
     const char *neg[] = {"tenants.a.arrival.rate=-1"};
@@ -112,10 +113,10 @@ Test(scenario, bad_overrides_name_the_set_argument)
                "--set:1: sharing: is a group { ... }; --set only sets single values");
     const char *noeq[] = {"seed"};
     load_fails("two_tenants.cfg", noeq, 1, "--set:1: expected key=value, got 'seed'");
-    const char *mode[] = {"sharing.mode=mps"};
+    const char *mode[] = {"sharing.mode=exclusive"};
     load_fails("two_tenants.cfg", mode, 1,
-               "--set:1: sharing.mode: 'mps' is a sharing mode this version of colosim does not "
-               "simulate yet (it simulates: timeslice)");
+               "--set:1: sharing.mode: unknown sharing mode 'exclusive' (expected timeslice, mps, "
+               "mig or green)");
 }
 
 static int load_scenario(const char *file, colo_error_t *err)

@@ -33,7 +33,7 @@ Test(timeslice, two_contexts_alternate_by_slice)
     colo_eq_init(&eq, 0);
     struct log l = {.eq = &eq};
     colo_ts_t ts;
-    cr_assert_eq(colo_ts_init(&ts, &eq, 2, 1000, 0, record, &l), 0);
+    cr_assert_eq(colo_ts_init(&ts, &eq, 2, 1000, 0, record, &l, NULL), 0);
     colo_ts_submit(&ts, 0, 2500);
     colo_ts_submit(&ts, 1, 2500);
     drain(&eq);
@@ -52,7 +52,7 @@ Test(timeslice, switch_cost_is_paid_when_the_context_changes)
     colo_eq_init(&eq, 0);
     struct log l = {.eq = &eq};
     colo_ts_t ts;
-    colo_ts_init(&ts, &eq, 2, 1000, 100, record, &l);
+    colo_ts_init(&ts, &eq, 2, 1000, 100, record, &l, NULL);
     colo_ts_submit(&ts, 0, 1500);
     colo_ts_submit(&ts, 1, 500);
     drain(&eq);
@@ -72,7 +72,7 @@ Test(timeslice, a_lone_context_keeps_the_gpu_past_its_slice)
     colo_eq_init(&eq, 0);
     struct log l = {.eq = &eq};
     colo_ts_t ts;
-    colo_ts_init(&ts, &eq, 2, 1000, 100, record, &l);
+    colo_ts_init(&ts, &eq, 2, 1000, 100, record, &l, NULL);
     colo_ts_submit(&ts, 0, 5000);
     drain(&eq);
     cr_assert_eq(l.done_at[0], 5100, "one load, then 5 slices uninterrupted");
