@@ -42,7 +42,8 @@ static const char usage_main[] =
     "then " COLO_INSTALL_GPU_DIR ".\n";
 
 static const char usage_run[] =
-    "usage: colosim run FILE [-o OUT.json] [--seed N] [--set KEY=VALUE ...] [-q]\n"
+    "usage: colosim run FILE [-o OUT.json] [--seed N] [--set KEY=VALUE ...] [-q] "
+    "[--compare-modes]\n"
     "\n"
     "Simulates the scenario in FILE (libconfig; see docs/scenarios.md) and prints a per-tenant\n"
     "latency table.\n"
@@ -53,7 +54,12 @@ static const char usage_run[] =
     "      --set KEY=VALUE    override any single value of the scenario, e.g.\n"
     "                         --set sharing.timeslice=short  --set duration_s=60\n"
     "                         --set tenants.resnet50.arrival.rate=300  (a tenant by name or [N])\n"
-    "  -q, --quiet            do not print the table\n";
+    "  -q, --quiet            do not print the table\n"
+    "      --compare-modes    run the same tenants under timeslice, mps, mig and green and print\n"
+    "                         them side by side (-o writes all four results); where the scenario\n"
+    "                         gives no MIG instances or Green Context SMs, colosim chooses an "
+    "even\n"
+    "                         layout (docs/sharing.md)\n";
 
 static const char usage_check[] =
     "usage: colosim check FILE [--seed N] [--set KEY=VALUE ...]\n"
@@ -122,15 +128,20 @@ struct scenario_opts {
     size_t n_sets;
     char seed_set[64];
     int quiet;
+    int compare;
 };
 
 static int parse_scenario_opts(int argc, char **argv, const char *usage, int allow_output,
                                struct scenario_opts *o)
 {
     static const struct option longopts[] = {
-        {"output", required_argument, NULL, 'o'}, {"seed", required_argument, NULL, 'S'},
-        {"set", required_argument, NULL, 's'},    {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
+        {"output", required_argument, NULL, 'o'},
+        {"seed", required_argument, NULL, 'S'},
+        {"set", required_argument, NULL, 's'},
+        {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},
+        {"compare-modes", no_argument, NULL, 'C'},
+        {NULL, 0, NULL, 0},
     };
     memset(o, 0, sizeof *o);
     o->sets = colo_calloc((size_t)argc + 1, sizeof *o->sets);
@@ -150,6 +161,9 @@ static int parse_scenario_opts(int argc, char **argv, const char *usage, int all
         case 'S':
             seed = optarg;
             break;
+        case 'C':
+            o->compare = 1;
+            break;
         case 's':
             o->sets[o->n_sets++] = optarg;
             break;
@@ -160,7 +174,7 @@ static int parse_scenario_opts(int argc, char **argv, const char *usage, int all
             return usage_error(usage, "unknown or incomplete option '%s'", argv[optind - 1]);
         }
     }
-    if (!allow_output && (o->output || o->quiet))
+    if (!allow_output && (o->output || o->quiet || o->compare))
         return usage_error(usage, "%s", "check takes no output options");
     if (optind != argc - 1)
         return usage_error(usage, "%s",
@@ -204,10 +218,88 @@ static int open_scenario(int argc, char **argv, const char *usage, int allow_out
     return -1;
 }
 
+/* Simulates one loaded scenario; *res gets its results. */
+static int simulate(const colo_scenario_t *sc, const char *const *sets, size_t n, json_t **res,
+                    colo_error_t *err)
+{
+    colo_sim_t *sim = NULL;
+    *res = NULL;
+    int rc = colo_sim_new(sc, &sim, err);
+    if (!rc) rc = colo_sim_run(sim, err);
+    if (!rc && !(*res = colo_results_json(sim, sets, n)))
+        rc = colo_error_set(err, COLO_ENOMEM, sc->path, 0, NULL, "out of memory");
+    colo_sim_free(sim);
+    return rc;
+}
+
+/* run --compare-modes: the same tenants under each mechanism, one table. */
+static int compare_modes(struct scenario_opts *o)
+{
+    static const char *const modes[] = {"timeslice", "mps", "mig", "green"};
+    json_t *all = json_object(), *by_mode[4] = {NULL};
+    const char **sets = colo_calloc(o->n_sets + 1, sizeof *sets);
+    if (!all || !sets) {
+        json_decref(all);
+        colo_free(sets);
+        fprintf(stderr, "colosim: out of memory\n");
+        return 1;
+    }
+    if (o->n_sets) memcpy(sets, o->sets, o->n_sets * sizeof *sets);
+    int status = 0, ran = 0;
+    for (int m = 0; m < 4; m++) {
+        char set[64];
+        snprintf(set, sizeof set, "sharing.mode=%s", modes[m]);
+        sets[o->n_sets] = set;
+        colo_error_t err;
+        colo_error_clear(&err);
+        colo_scenario_t *sc = NULL;
+        int rc = colo_scenario_load(o->file, sets, o->n_sets + 1, &sc, &err);
+        if (!rc) rc = simulate(sc, sets, o->n_sets + 1, &by_mode[m], &err);
+        colo_scenario_free(sc);
+        if (rc) {
+            char msg[2048];
+            colo_error_format(&err, msg, sizeof msg);
+            fprintf(stderr, "%s: %s\n", modes[m], msg);
+            if (rc == COLO_ENOMEM || rc == COLO_EIO) status = 1;
+            json_object_set_new(all, modes[m], json_pack("{s:s}", "error", msg));
+            continue;
+        }
+        ran++;
+        json_object_set(all, modes[m], by_mode[m]);
+    }
+    colo_free(sets);
+    if (!ran && !status) status = EXIT_INPUT;
+    if (ran && !o->quiet) colo_results_print_compare(by_mode, modes, 4, stdout);
+    if (ran && o->output) {
+        colo_error_t err;
+        colo_error_clear(&err);
+        json_t *doc = json_pack("{s:s,s:o}", "compare", "sharing modes", "modes", all);
+        all = NULL;
+        if (!doc || colo_results_write(doc, o->output, &err)) {
+            if (doc) print_error(&err);
+            status = 1;
+        } else if (!o->quiet) {
+            printf("results written to %s\n", o->output);
+        }
+        json_decref(doc);
+    }
+    json_decref(all);
+    for (int m = 0; m < 4; m++)
+        json_decref(by_mode[m]);
+    return status;
+}
+
 static int cmd_run(int argc, char **argv)
 {
     struct scenario_opts o;
     colo_scenario_t *sc;
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--compare-modes") == 0) { /* loads the scenario once per mode */
+            int rc = parse_scenario_opts(argc, argv, usage_run, 1, &o);
+            if (!rc) rc = compare_modes(&o);
+            colo_free(o.sets);
+            return rc < 0 ? 0 : rc;
+        }
     int status = open_scenario(argc, argv, usage_run, 1, &o, &sc);
     if (status >= 0) return status;
     colo_error_t err;

@@ -206,3 +206,51 @@ void colo_results_print(json_t *r, FILE *f)
             (long long)json_integer_value(json_object_get(gpu, "context_switches")),
             (long long)json_integer_value(json_object_get(gpu, "preemptions")));
 }
+
+void colo_results_print_compare(json_t *const *results, const char *const *names, size_t n, FILE *f)
+{
+    json_t *first = NULL;
+    for (size_t m = 0; m < n && !first; m++)
+        first = results[m];
+    if (!first) return;
+    json_t *sc = json_object_get(first, "scenario");
+    fprintf(f, "colosim %s: %s on %s, seed %lld: the same tenants under each sharing mechanism\n\n",
+            json_string_value(json_object_get(json_object_get(first, "colosim"), "version")),
+            json_string_value(json_object_get(sc, "file")),
+            json_string_value(json_object_get(sc, "gpu")),
+            (long long)json_integer_value(json_object_get(first, "seed")));
+    fprintf(f, "%-16s", "p99 ms, SLO met");
+    for (size_t m = 0; m < n; m++)
+        fprintf(f, " | %19s", names[m]);
+    fprintf(f, "\n");
+    size_t i;
+    json_t *t;
+    json_array_foreach(json_object_get(first, "tenants"), i, t)
+    {
+        fprintf(f, "%-16.16s", json_string_value(json_object_get(t, "name")));
+        for (size_t m = 0; m < n; m++) {
+            json_t *u =
+                results[m] ? json_array_get(json_object_get(results[m], "tenants"), i) : NULL;
+            if (!u) {
+                fprintf(f, " | %19s", "-");
+                continue;
+            }
+            char p99[16], met[16] = "-";
+            ms8(num(json_object_get(u, "latency_ms"), "p99"), p99);
+            json_t *att = json_object_get(u, "slo_attainment");
+            if (json_is_number(att))
+                snprintf(met, sizeof met, "%.1f %%", 100 * json_number_value(att));
+            fprintf(f, " | %s %10s", p99, met);
+        }
+        fprintf(f, "\n");
+    }
+    fprintf(f, "%-16s", "GPU busy");
+    for (size_t m = 0; m < n; m++) {
+        if (results[m])
+            fprintf(f, " | %17.1f %%",
+                    100 * num(json_object_get(results[m], "gpu"), "busy_fraction"));
+        else
+            fprintf(f, " | %19s", "-");
+    }
+    fprintf(f, "\n");
+}

@@ -19,4 +19,9 @@ int colo_results_write(json_t *results, const char *path, colo_error_t *err);
 /* Prints the per-tenant summary table of a results object. */
 void colo_results_print(json_t *results, FILE *f);
 
+/* Prints several runs of the same tenants side by side (names[i] heads results[i]; a NULL
+ * result is shown as not run). */
+void colo_results_print_compare(json_t *const *results, const char *const *names, size_t n,
+                                FILE *f);
+
 #endif

@@ -7,17 +7,20 @@
 
 TestSuite(alloc, .init = test_init);
 
+static const char *extra; /* one more override, or NULL */
+
 /* Loads, runs and summarises; returns 0 or the first error code. */
 static int attempt(const char *path, colo_error_t *err)
 {
-    const char *sets[] = {"duration_s=0.2", "warmup_s=0.05"};
+    const char *sets[] = {"duration_s=0.2", "warmup_s=0.05", "drain_s=0.1", extra};
+    size_t n = extra ? 4 : 3;
     colo_scenario_t *sc = NULL;
     colo_sim_t *sim = NULL;
     json_t *res = NULL;
-    int rc = colo_scenario_load(path, sets, 2, &sc, err);
+    int rc = colo_scenario_load(path, sets, n, &sc, err);
     if (!rc) rc = colo_sim_new(sc, &sim, err);
     if (!rc) rc = colo_sim_run(sim, err);
-    if (!rc && !(res = colo_results_json(sim, sets, 2))) rc = COLO_ENOMEM;
+    if (!rc && !(res = colo_results_json(sim, sets, n))) rc = COLO_ENOMEM;
     json_decref(res);
     colo_sim_free(sim);
     colo_scenario_free(sc);
@@ -50,4 +53,17 @@ Test(alloc, every_allocation_of_a_run_can_fail_cleanly)
 Test(alloc, every_allocation_of_a_two_tenant_run_can_fail_cleanly)
 {
     walk(src_path("tests/fixtures/two_tenants.cfg"));
+}
+
+/* The fault fixture under each concurrent mechanism: layouts, domains and crashes. The fault at
+ * 10 s is moved into the shortened run by editing the scenario's first fault. */
+Test(alloc, every_allocation_of_mig_mps_and_green_runs_with_a_fault_can_fail_cleanly)
+{
+    static const char *const modes[] = {"sharing.mode=mig", "sharing.mode=mps",
+                                        "sharing.mode=green"};
+    for (size_t m = 0; m < 3; m++) {
+        extra = modes[m];
+        walk(src_path("tests/fixtures/sharing_fault_short.cfg"));
+    }
+    extra = NULL;
 }
