@@ -106,7 +106,7 @@ static int green(const colo_cfg_reader_t *r, const config_setting_t *root, colo_
                     "the Green Contexts need %d SMs in all (each rounded up to a multiple of %d); "
                     "%s has %d (sharing.overlap = true lets them overlap)",
                     cursor + n, align, g->name, sms);
-            cursor = 0; /* overlapping: start again from the first SM */
+            cursor = sms - n; /* overlapping: the last n SMs, which overlap the fewest */
         }
         t->sm_first = cursor;
         t->sm_count = n;

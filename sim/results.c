@@ -171,12 +171,34 @@ void colo_results_print(json_t *r, FILE *f)
             json_string_value(json_object_get(sc, "file")),
             json_string_value(json_object_get(sc, "gpu")),
             (long long)json_integer_value(json_object_get(r, "seed")));
-    fprintf(
-        f,
-        "sharing: %s (%s slice %.0f us, switch %.0f us); measured %.1f s after %.1f s warm-up\n\n",
-        json_string_value(json_object_get(sh, "mode")),
-        json_string_value(json_object_get(sh, "timeslice")), num(sh, "timeslice_us"),
-        num(sh, "switch_us"), num(sc, "duration_s") - num(sc, "warmup_s"), num(sc, "warmup_s"));
+    const char *mode = json_string_value(json_object_get(sh, "mode"));
+    char how[512] = "";
+    if (strcmp(mode, "timeslice") == 0) {
+        snprintf(how, sizeof how, "%s slice %.0f us, switch %.0f us",
+                 json_string_value(json_object_get(sh, "timeslice")), num(sh, "timeslice_us"),
+                 num(sh, "switch_us"));
+    } else if (strcmp(mode, "mps") == 0) {
+        snprintf(how, sizeof how, "one server, up to %lld clients",
+                 (long long)json_integer_value(json_object_get(sh, "mps_client_limit")));
+    } else if (strcmp(mode, "green") == 0) {
+        snprintf(how, sizeof how, "one process, a Green Context per tenant");
+    } else {
+        size_t k, used = 0;
+        json_t *in;
+        json_array_foreach(json_object_get(sh, "instances"), k, in)
+        {
+            int w = snprintf(how + used, sizeof how - used, "%s%s %s (%s)", k ? ", " : "",
+                             json_string_value(json_object_get(in, "name")),
+                             json_string_value(json_object_get(in, "profile")),
+                             json_string_value(json_object_get(in, "share")));
+            if (w < 0 || (size_t)w >= sizeof how - used) break;
+            used += (size_t)w;
+        }
+    }
+    fprintf(f, "sharing: %s (%s%s); measured %.1f s after %.1f s warm-up\n\n", mode, how,
+            json_is_true(json_object_get(sh, "automatic_layout")) ? ", layout chosen by colosim"
+                                                                  : "",
+            num(sc, "duration_s") - num(sc, "warmup_s"), num(sc, "warmup_s"));
     fprintf(f, "%-16s %8s %7s %7s %5s %5s %8s | %8s %8s %8s %8s %8s | %7s %7s\n", "tenant",
             "alone ms", "rate/s", "arrived", "drop", "left", "tput/s", "mean ms", "p50", "p90",
             "p99", "p99.9", "SLO ms", "met %");

@@ -111,7 +111,17 @@ static int read_sharing(const colo_cfg_reader_t *r, const config_setting_t *root
     sc->sharing.switch_cost = colo_time_from_ns(sw * 1e3);
 
     const char *cuda = "13.0";
-    if ((rc = colo_cfg_string(r, g, "cuda", 0, &cuda)) < 0) return rc;
+    char cuda_num[16];
+    const config_setting_t *cs = config_setting_get_member(g, "cuda");
+    if (cs && config_setting_is_number(cs)) { /* cuda = 13.1 (or --set sharing.cuda=13.1) */
+        double v = config_setting_type(cs) == CONFIG_TYPE_FLOAT
+                       ? config_setting_get_float(cs)
+                       : (double)config_setting_get_int64(cs);
+        snprintf(cuda_num, sizeof cuda_num, "%.1f", v);
+        cuda = cuda_num;
+    } else if ((rc = colo_cfg_string(r, g, "cuda", 0, &cuda)) < 0) {
+        return rc;
+    }
     if (strcmp(cuda, "13.0") != 0 && strcmp(cuda, "13.1") != 0)
         return colo_cfg_error(r, config_setting_get_member(g, "cuda"), COLO_EINVAL,
                               "CUDA '%s': expected \"13.0\" (MPS: %d clients) or \"13.1\" (%d "
