@@ -85,13 +85,11 @@ static void on_hw_kernel_done(void *obj, int64_t arg)
 {
     colo_tenant_run_t *t = obj;
     t->kernel = NULL;
+    t->kernel_running = false;
     kernel_ran(t);
     if ((uint64_t)arg != t->incarnation) return;
     t->kernel_left = 1.0;
-    if (t->dom->kind == COLO_DOM_TIMESLICE)
-        colo_ts_kernel_done(&t->dom->ts, t->ctx); /* calls back on_ts_done */
-    else
-        op_done(t);
+    op_done(t);
 }
 
 /* Starts (or resumes) the tenant's current kernel on its place. */
@@ -100,6 +98,7 @@ static void run_kernel(colo_tenant_run_t *t)
     colo_sim_t *sim = t->sim;
     if (sim->kernels_running++ == 0) sim->busy_since = sim->eq.now;
     t->kernel_since = sim->eq.now;
+    t->kernel_running = true;
     fail(sim, colo_hw_kernel_start(&sim->hw, &t->work[t->cur_op], t->place, t->kernel_left,
                                    on_hw_kernel_done, t, (int64_t)t->incarnation, &t->kernel));
     if (t->kernel && t->weight != 1.0)
@@ -112,20 +111,26 @@ static void halt_kernel(colo_tenant_run_t *t)
     if (!t->kernel) return;
     fail(t->sim, colo_hw_kernel_stop(&t->sim->hw, t->kernel, &t->kernel_left));
     t->kernel = NULL;
+    t->kernel_running = false;
     kernel_ran(t);
 }
 
-/* The time-slicing policy's executor: contexts are the domain's members. */
-static void ts_start(void *obj, size_t ctx)
+/* Under time-slicing a context's kernel always runs alone on its domain's part of the GPU (the
+ * GPU, or a MIG instance that shares nothing with the others but the PCIe link), so its duration
+ * is its duration alone there: the policy times it itself, and tells us when it runs. */
+static void ts_observe(void *obj, size_t ctx, bool running)
 {
     colo_domain_t *d = obj;
-    run_kernel(&d->sim->t[d->members[ctx]]);
-}
-
-static void ts_stop(void *obj, size_t ctx)
-{
-    colo_domain_t *d = obj;
-    halt_kernel(&d->sim->t[d->members[ctx]]);
+    colo_tenant_run_t *t = &d->sim->t[d->members[ctx]];
+    colo_sim_t *sim = d->sim;
+    if (!running) {
+        kernel_ran(t);
+        t->kernel_running = false;
+        return;
+    }
+    if (sim->kernels_running++ == 0) sim->busy_since = sim->eq.now;
+    t->kernel_since = sim->eq.now;
+    t->kernel_running = true;
 }
 
 static void on_ts_done(void *obj, size_t ctx)
@@ -369,7 +374,7 @@ static int build_domains(colo_sim_t *sim)
     for (size_t k = 0; k < sim->n_dom && !rc; k++) {
         colo_domain_t *d = &sim->dom[k];
         if (d->kind != COLO_DOM_TIMESLICE || d->n_members == 0) continue;
-        colo_ts_exec_t exec = {ts_start, ts_stop, d};
+        colo_ts_exec_t exec = {NULL, NULL, d, ts_observe};
         rc = colo_ts_init(&d->ts, &sim->eq, d->n_members, sc->sharing.timeslice,
                           sc->sharing.switch_cost, on_ts_done, d, &exec);
         if (!rc) {
@@ -456,7 +461,7 @@ int colo_sim_run(colo_sim_t *sim, colo_error_t *err)
     /* close the statistics of what is still running at the end */
     const colo_scenario_t *sc = sim->sc;
     for (size_t i = 0; i < sim->n; i++)
-        if (sim->t[i].kernel)
+        if (sim->t[i].kernel_running)
             colo_add_clipped(&sim->t[i].gpu_time, sim->t[i].kernel_since, sim->end, sc->warmup,
                              sc->duration);
     if (sim->kernels_running)

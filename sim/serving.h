@@ -68,6 +68,7 @@ typedef struct colo_tenant_run {
     colo_hw_kernel_t *kernel; /* its kernel on the hardware model, NULL when none runs */
     double kernel_left;       /* fraction of the current kernel's work left */
     colo_time_t kernel_since; /* when the running kernel last started or resumed */
+    bool kernel_running;      /* its kernel runs (on the hardware model or the policy's timer) */
     /* faults */
     bool down;
     uint64_t incarnation; /* changes when its process dies: stale completions are ignored */

@@ -62,6 +62,7 @@ static void account_run(colo_ts_t *ts, colo_time_t now)
     colo_add_clipped(&ts->busy, ts->run_start, now, ts->w0, ts->w1);
     colo_add_clipped(&c->gpu_time, ts->run_start, now, ts->w0, ts->w1);
     ts->running = false;
+    if (ts->exec.observe) ts->exec.observe(ts->exec.obj, (size_t)ts->owner, false);
 }
 
 /* Runs the owner's kernel: on the executor, or on the built-in timer. */
@@ -70,6 +71,7 @@ static void start_kernel(colo_ts_t *ts)
     colo_time_t now = ts->eq->now;
     ts->running = true;
     ts->run_start = now;
+    if (ts->exec.observe) ts->exec.observe(ts->exec.obj, (size_t)ts->owner, true);
     if (ts->exec.start) {
         ts->exec.start(ts->exec.obj, (size_t)ts->owner);
         return;

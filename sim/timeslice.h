@@ -25,6 +25,9 @@ typedef struct colo_ts_exec {
     void (*start)(void *obj, size_t ctx);
     void (*stop)(void *obj, size_t ctx);
     void *obj;
+    /* Optional, with either kind of execution: told when ctx's kernel starts running (true) and
+     * when it stops, is preempted or ends (false). */
+    void (*observe)(void *obj, size_t ctx, bool running);
 } colo_ts_exec_t;
 
 struct colo_ts_ctx {
