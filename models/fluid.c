@@ -16,7 +16,7 @@ struct colo_fluid_res {
     uint32_t mark; /* epoch of the last component walk that reached it */
     bool dirty;
     /* solver scratch */
-    double rem;
+    double rem, wsum; /* capacity left; sum of coef x weight of the unfixed users */
     uint32_t unfixed;
 };
 
@@ -130,6 +130,7 @@ static void fix(colo_fluid_t *fl, struct colo_fluid_act *a, double v, uint32_t *
     for (int k = 0; k < a->n; k++) {
         struct colo_fluid_res *r = &fl->res[a->e[k].res];
         r->rem -= a->e[k].coef * v;
+        r->wsum -= a->e[k].coef * a->weight;
         r->unfixed--;
     }
 }
@@ -143,13 +144,17 @@ static void solve(colo_fluid_t *fl, size_t na, size_t nr)
     for (size_t i = 0; i < nr; i++) {
         struct colo_fluid_res *r = &fl->res[fl->comp_res[i]];
         r->rem = r->capacity;
+        r->wsum = 0;
         r->unfixed = 0;
     }
     for (size_t i = 0; i < na; i++) {
         struct colo_fluid_act *a = &fl->act[fl->comp_act[i]];
         a->fixed = false;
-        for (int k = 0; k < a->n; k++)
-            fl->res[a->e[k].res].unfixed++;
+        for (int k = 0; k < a->n; k++) {
+            struct colo_fluid_res *r = &fl->res[a->e[k].res];
+            r->unfixed++;
+            r->wsum += a->e[k].coef * a->weight;
+        }
     }
     uint32_t unfixed = (uint32_t)na;
     while (unfixed) {
@@ -159,13 +164,7 @@ static void solve(colo_fluid_t *fl, size_t na, size_t nr)
         for (size_t i = 0; i < nr; i++) {
             struct colo_fluid_res *r = &fl->res[fl->comp_res[i]];
             if (!r->unfixed) continue;
-            double w = 0;
-            for (size_t u = 0; u < r->n_users; u++) {
-                struct colo_fluid_act *a = &fl->act[r->users[u]];
-                if (a->fixed) continue;
-                for (int k = 0; k < a->n; k++)
-                    if (a->e[k].res == fl->comp_res[i]) w += a->e[k].coef * a->weight;
-            }
+            double w = r->wsum;
             if (w <= 0) continue;
             double level = (r->rem > 0 ? r->rem : 0) / w;
             if (level < best) {
