@@ -25,6 +25,16 @@ const char *src_path(const char *rel)
     return b;
 }
 
+colo_gpu_t *open_gpu(const char *name)
+{
+    colo_error_t err;
+    colo_error_clear(&err);
+    colo_gpu_t *g = NULL;
+    int rc = colo_gpu_open(name, NULL, &g, "test", 0, NULL, &err);
+    cr_assert_eq(rc, 0, "%s: %s", name, err.text);
+    return g;
+}
+
 const char *read_text(const char *path)
 {
     static char buf[8192];

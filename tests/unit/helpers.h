@@ -15,6 +15,9 @@ void test_init(void);
 /* Absolute path of a file under the source tree (static buffer, one of four in rotation). */
 const char *src_path(const char *rel);
 
+/* Opens a GPU description by name; the test fails if it cannot. Free with colo_gpu_free. */
+colo_gpu_t *open_gpu(const char *name);
+
 /* Reads a whole small text file (static buffer), trailing whitespace removed. */
 const char *read_text(const char *path);
 

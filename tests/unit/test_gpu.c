@@ -7,16 +7,6 @@
 
 TestSuite(gpu, .init = test_init);
 
-static colo_gpu_t *open_gpu(const char *name)
-{
-    colo_error_t err;
-    colo_error_clear(&err);
-    colo_gpu_t *g = NULL;
-    int rc = colo_gpu_open(name, NULL, &g, "test", 0, NULL, &err);
-    cr_assert_eq(rc, 0, "%s: %s", name, err.text);
-    return g;
-}
-
 Test(gpu, every_shipped_description_loads)
 {
     static const char *const expected[] = {"a100-40gb", "a100-80gb", "h100-sxm",

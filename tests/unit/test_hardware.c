@@ -27,9 +27,7 @@ static void rig_init(struct rig *r, const char *gpu)
 {
     memset(r, 0, sizeof *r);
     colo_eq_init(&r->eq, 0);
-    colo_error_t err;
-    colo_error_clear(&err);
-    cr_assert_eq(colo_gpu_open(gpu, NULL, &r->gpu, "test", 0, NULL, &err), 0);
+    r->gpu = open_gpu(gpu);
     cr_assert_eq(colo_hw_init(&r->hw, r->gpu, &r->eq), 0);
 }
 

@@ -7,15 +7,6 @@
 
 TestSuite(kernel_model, .init = test_init);
 
-static colo_gpu_t *gpu(const char *name)
-{
-    colo_error_t err;
-    colo_error_clear(&err);
-    colo_gpu_t *g;
-    cr_assert_eq(colo_gpu_open(name, NULL, &g, "test", 0, NULL, &err), 0);
-    return g;
-}
-
 static colo_op_t kernel(unsigned blocks, unsigned threads, colo_time_t dur, colo_kclass_t c)
 {
     colo_op_t k;
@@ -53,7 +44,7 @@ Test(kernel_model, every_traced_kernel_alone_on_its_gpu_takes_its_traced_time)
         colo_error_clear(&err);
         colo_trace_t *tr;
         cr_assert_eq(colo_trace_load(src_path(traces[t]), &tr, &err), 0);
-        colo_gpu_t *g = gpu(tr->gpu);
+        colo_gpu_t *g = open_gpu(tr->gpu);
         for (size_t i = 0; i < tr->n_ops; i++) {
             if (tr->ops[i].type != COLO_OP_KERNEL) continue;
             colo_kernel_work_t w = work(&tr->ops[i], g, g);
@@ -67,7 +58,7 @@ Test(kernel_model, every_traced_kernel_alone_on_its_gpu_takes_its_traced_time)
 
 Test(kernel_model, a_quarter_of_the_sms_costs_four_times_only_with_enough_waves)
 {
-    colo_gpu_t *h = gpu("h100-sxm");
+    colo_gpu_t *h = open_gpu("h100-sxm");
     int n = h->sm.count, q = n / 4;
     /* 256 threads: 8 blocks per SM; one full wave on the whole GPU is 8 x 132 blocks */
     colo_op_t few = kernel((unsigned)(8 * q), 256, 100000, COLO_KCLASS_COMPUTE);
@@ -85,7 +76,7 @@ Test(kernel_model, a_quarter_of_the_sms_costs_four_times_only_with_enough_waves)
 
 Test(kernel_model, few_sms_cannot_saturate_dram)
 {
-    colo_gpu_t *h = gpu("h100-sxm");
+    colo_gpu_t *h = open_gpu("h100-sxm");
     colo_op_t wide = kernel(1056, 256, 100000, COLO_KCLASS_MEMORY);
     colo_op_t narrow = kernel(4, 256, 100000, COLO_KCLASS_MEMORY);
     colo_kernel_work_t ww = work(&wide, h, h), wn = work(&narrow, h, h);
@@ -100,7 +91,7 @@ Test(kernel_model, few_sms_cannot_saturate_dram)
 
 Test(kernel_model, moving_to_a_bigger_gpu_scales_compute_and_memory_apart)
 {
-    colo_gpu_t *v = gpu("v100-sxm2"), *h = gpu("h100-sxm");
+    colo_gpu_t *v = open_gpu("v100-sxm2"), *h = open_gpu("h100-sxm");
     /* 16 waves on the V100 (80 SMs x 8 blocks) */
     colo_op_t c = kernel(80 * 8 * 16, 256, 1000000, COLO_KCLASS_COMPUTE);
     colo_op_t m = kernel(80 * 8 * 16, 256, 1000000, COLO_KCLASS_MEMORY);
@@ -117,7 +108,7 @@ Test(kernel_model, moving_to_a_bigger_gpu_scales_compute_and_memory_apart)
 
 Test(kernel_model, a_block_too_big_for_the_target_is_refused)
 {
-    colo_gpu_t *h = gpu("h100-sxm"), *v = gpu("v100-sxm2");
+    colo_gpu_t *h = open_gpu("h100-sxm"), *v = open_gpu("v100-sxm2");
     colo_op_t k = kernel(100, 256, 1000, COLO_KCLASS_COMPUTE);
     k.shared_bytes = 200 * 1024; /* fits Hopper's 227 KB, not Volta's 96 KB */
     colo_kernel_work_t w;

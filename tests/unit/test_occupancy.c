@@ -6,18 +6,9 @@
 
 TestSuite(occupancy, .init = test_init);
 
-static colo_gpu_t *gpu(const char *name)
-{
-    colo_error_t err;
-    colo_error_clear(&err);
-    colo_gpu_t *g;
-    cr_assert_eq(colo_gpu_open(name, NULL, &g, "test", 0, NULL, &err), 0);
-    return g;
-}
-
 Test(occupancy, hopper_limits)
 {
-    colo_gpu_t *h = gpu("h100-sxm");
+    colo_gpu_t *h = open_gpu("h100-sxm");
     colo_occupancy_t o = colo_occupancy(h, 256, 32, 0);
     cr_assert_eq(o.blocks_per_sm, 8, "64 warps / 8 per block");
     cr_assert_eq(o.limiter, COLO_LIMIT_WARPS);
@@ -36,7 +27,7 @@ Test(occupancy, hopper_limits)
 
 Test(occupancy, volta_allocates_shared_memory_in_256_byte_units_without_reservation)
 {
-    colo_gpu_t *v = gpu("v100-sxm2");
+    colo_gpu_t *v = open_gpu("v100-sxm2");
     cr_assert_eq(colo_occupancy(v, 256, 32, 48 * 1024).blocks_per_sm, 2);
     cr_assert_eq(colo_occupancy(v, 128, 32, 100).blocks_per_sm, 16, "256 B each: not a limit");
     colo_gpu_free(v);
@@ -44,14 +35,14 @@ Test(occupancy, volta_allocates_shared_memory_in_256_byte_units_without_reservat
 
 Test(occupancy, orin_has_48_warps)
 {
-    colo_gpu_t *o = gpu("orin-agx");
+    colo_gpu_t *o = open_gpu("orin-agx");
     cr_assert_eq(colo_occupancy(o, 256, 32, 0).blocks_per_sm, 6);
     colo_gpu_free(o);
 }
 
 Test(occupancy, impossible_blocks_get_zero)
 {
-    colo_gpu_t *h = gpu("h100-sxm");
+    colo_gpu_t *h = open_gpu("h100-sxm");
     cr_assert_eq(colo_occupancy(h, 2048, 32, 0).blocks_per_sm, 0, "over 1024 threads");
     cr_assert_eq(colo_occupancy(h, 256, 256, 0).blocks_per_sm, 0, "over 255 registers");
     cr_assert_eq(colo_occupancy(h, 1024, 128, 0).blocks_per_sm, 0, "128 regs x 1024 > 64K");
