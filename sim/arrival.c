@@ -1,25 +1,417 @@
-/* arrival.c: built-in arrival processes. To add one, write its next_gap and add a row below. */
+/* arrival.c: arrival processes: Poisson, constant, Gamma, two-state MMPP, closed loop, MLPerf
+ * LoadGen scenarios, and replay of real request logs streamed from disk. To add a process,
+ * write its parse (and next, for an open-loop one) and add a row to the table at the end. */
 #include "arrival.h"
+#include "alloc.h"
 
+#include <errno.h>
 #include <gsl/gsl_randist.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
-/* Poisson arrivals: exponential gaps with mean 1/rate. */
-static colo_time_t poisson_gap(const colo_arrival_cfg_t *cfg, gsl_rng *rng)
+#define REQ COLO_CFG_REQUIRED
+#define POS (COLO_CFG_REQUIRED | COLO_CFG_POSITIVE)
+#define MAX_RATE 1e7 /* requests per second */
+
+static const config_setting_t *member(const config_setting_t *g, const char *k)
 {
-    return colo_time_from_ns(gsl_ran_exponential(rng, 1e9 / cfg->rate));
+    return config_setting_get_member(g, k);
 }
 
-/* Constant rate: every 1/rate seconds exactly. */
-static colo_time_t constant_gap(const colo_arrival_cfg_t *cfg, gsl_rng *rng)
+static int check(const colo_cfg_reader_t *r, const config_setting_t *g, const char *const *keys)
 {
-    (void)rng;
-    return colo_time_from_ns(1e9 / cfg->rate);
+    return colo_cfg_check_keys(r, g, keys);
 }
+
+static int read_rate(const colo_cfg_reader_t *r, const config_setting_t *g, const char *key,
+                     double *out)
+{
+    int rc = colo_cfg_double(r, g, key, POS, out);
+    if (!rc && *out > MAX_RATE)
+        return colo_cfg_error(r, member(g, key), COLO_ERANGE,
+                              "at most 10,000,000 requests per second");
+    return rc;
+}
+
+static colo_time_t exp_gap(gsl_rng *rng, double rate)
+{
+    return colo_time_from_ns(gsl_ran_exponential(rng, 1e9 / rate));
+}
+
+/* ---- Poisson, constant, Gamma ---- */
+
+static int parse_rate_only(colo_arrival_cfg_t *c, const colo_cfg_reader_t *r,
+                           const config_setting_t *g, const char *dir)
+{
+    (void)dir;
+    static const char *const keys[] = {"process", "rate", NULL};
+    int rc = check(r, g, keys);
+    return rc ? rc : read_rate(r, g, "rate", &c->rate);
+}
+
+static int next_poisson(const colo_arrival_cfg_t *c, colo_arrival_state_t *st, gsl_rng *rng,
+                        colo_time_t now, colo_time_t *at, int *count, colo_error_t *err)
+{
+    (void)st, (void)err;
+    *at = now + exp_gap(rng, c->rate);
+    *count = 1;
+    return 0;
+}
+
+static int next_constant(const colo_arrival_cfg_t *c, colo_arrival_state_t *st, gsl_rng *rng,
+                         colo_time_t now, colo_time_t *at, int *count, colo_error_t *err)
+{
+    (void)st, (void)rng, (void)err;
+    *at = now + colo_time_from_ns(1e9 / c->rate);
+    *count = 1;
+    return 0;
+}
+
+static int parse_gamma(colo_arrival_cfg_t *c, const colo_cfg_reader_t *r, const config_setting_t *g,
+                       const char *dir)
+{
+    (void)dir;
+    static const char *const keys[] = {"process", "rate", "cv", NULL};
+    int rc = check(r, g, keys);
+    if (!rc) rc = read_rate(r, g, "rate", &c->rate);
+    if (!rc) rc = colo_cfg_double(r, g, "cv", POS, &c->cv);
+    if (!rc && c->cv > 100) return colo_cfg_error(r, member(g, "cv"), COLO_ERANGE, "at most 100");
+    return rc;
+}
+
+/* Gaps ~ Gamma(k = 1/cv^2, theta = mean/k): mean 1/rate, coefficient of variation cv. */
+static int next_gamma(const colo_arrival_cfg_t *c, colo_arrival_state_t *st, gsl_rng *rng,
+                      colo_time_t now, colo_time_t *at, int *count, colo_error_t *err)
+{
+    (void)st, (void)err;
+    double k = 1.0 / (c->cv * c->cv), mean = 1e9 / c->rate;
+    *at = now + colo_time_from_ns(gsl_ran_gamma(rng, k, mean / k));
+    *count = 1;
+    return 0;
+}
+
+/* ---- two-state MMPP ---- */
+
+static int parse_pair(const colo_cfg_reader_t *r, const config_setting_t *g, const char *key,
+                      double out[2])
+{
+    const config_setting_t *a;
+    int rc = colo_cfg_aggregate(r, g, key, REQ, CONFIG_TYPE_LIST, &a);
+    if (rc) return rc;
+    if (config_setting_length(a) != 2)
+        return colo_cfg_error(r, a, COLO_EINVAL, "needs two numbers: [low, high]");
+    for (unsigned i = 0; i < 2; i++) {
+        const config_setting_t *e = config_setting_get_elem(a, i);
+        if (!config_setting_is_number(e))
+            return colo_cfg_error(r, e, COLO_EINVAL, "must be a number");
+        out[i] = config_setting_type(e) == CONFIG_TYPE_FLOAT ? config_setting_get_float(e)
+                                                             : (double)config_setting_get_int64(e);
+        if (!(out[i] > 0) || !isfinite(out[i]) || out[i] > MAX_RATE)
+            return colo_cfg_error(r, e, COLO_ERANGE, "must be greater than 0 (got %g)", out[i]);
+    }
+    return 0;
+}
+
+static int parse_mmpp(colo_arrival_cfg_t *c, const colo_cfg_reader_t *r, const config_setting_t *g,
+                      const char *dir)
+{
+    (void)dir;
+    static const char *const keys[] = {"process", "rates", "dwell_s", NULL};
+    int rc = check(r, g, keys);
+    if (!rc) rc = parse_pair(r, g, "rates", c->rates);
+    if (!rc) rc = parse_pair(r, g, "dwell_s", c->dwell_s);
+    if (!rc && c->rates[1] < c->rates[0])
+        return colo_cfg_error(r, member(g, "rates"), COLO_EINVAL,
+                              "the second (burst) rate must not be below the first");
+    c->rate = (c->rates[0] * c->dwell_s[0] + c->rates[1] * c->dwell_s[1]) /
+              (c->dwell_s[0] + c->dwell_s[1]);
+    return rc;
+}
+
+/* Poisson at the rate of the current state; states alternate after exponential dwell times.
+ * A candidate gap that crosses a switch is discarded at the switch (memorylessness). */
+static int next_mmpp(const colo_arrival_cfg_t *c, colo_arrival_state_t *st, gsl_rng *rng,
+                     colo_time_t now, colo_time_t *at, int *count, colo_error_t *err)
+{
+    (void)err;
+    if (st->mmpp_switch == 0) st->mmpp_switch = exp_gap(rng, 1.0 / c->dwell_s[0]);
+    colo_time_t t = now;
+    for (;;) {
+        colo_time_t cand = t + exp_gap(rng, c->rates[st->mmpp_state]);
+        if (cand < st->mmpp_switch) {
+            *at = cand;
+            *count = 1;
+            return 0;
+        }
+        t = st->mmpp_switch;
+        st->mmpp_state ^= 1;
+        st->mmpp_switch = t + exp_gap(rng, 1.0 / c->dwell_s[st->mmpp_state]);
+    }
+}
+
+/* ---- closed loop ---- */
+
+static int parse_think(colo_arrival_cfg_t *c, const colo_cfg_reader_t *r, const config_setting_t *g)
+{
+    double ms = 0;
+    int rc = colo_cfg_double(r, g, "think_ms", COLO_CFG_NONNEG, &ms);
+    if (rc < 0) return rc;
+    if (ms > 1e9) return colo_cfg_error(r, member(g, "think_ms"), COLO_ERANGE, "too long");
+    c->think = colo_time_from_ns(ms * 1e6);
+    const char *kind = "exponential";
+    if ((rc = colo_cfg_string(r, g, "think", 0, &kind)) < 0) return rc;
+    if (strcmp(kind, "exponential") && strcmp(kind, "constant"))
+        return colo_cfg_error(r, member(g, "think"), COLO_EINVAL,
+                              "\"exponential\" or \"constant\", not '%s'", kind);
+    c->think_fixed = strcmp(kind, "constant") == 0;
+    return 0;
+}
+
+static int parse_closed(colo_arrival_cfg_t *c, const colo_cfg_reader_t *r,
+                        const config_setting_t *g, const char *dir)
+{
+    (void)dir;
+    static const char *const keys[] = {"process", "clients", "think_ms", "think", NULL};
+    long long n;
+    int rc = check(r, g, keys);
+    if (!rc) rc = colo_cfg_int(r, g, "clients", POS, &n);
+    if (rc) return rc;
+    if (n > 100000) return colo_cfg_error(r, member(g, "clients"), COLO_ERANGE, "at most 100,000");
+    c->clients = (int)n;
+    c->per_query = 1;
+    return parse_think(c, r, g);
+}
+
+colo_time_t colo_arrival_think(const colo_arrival_cfg_t *c, gsl_rng *rng)
+{
+    if (c->think <= 0) return 0;
+    if (c->think_fixed) return c->think;
+    return colo_time_from_ns(gsl_ran_exponential(rng, (double)c->think));
+}
+
+/* ---- MLPerf LoadGen scenarios ---- */
+
+static int parse_mlperf(colo_arrival_cfg_t *c, const colo_cfg_reader_t *r,
+                        const config_setting_t *g, const char *dir)
+{
+    (void)dir;
+    static const char *const keys[] = {"process",           "scenario", "rate",
+                                       "samples_per_query", "samples",  NULL};
+    const char *sc;
+    int rc = check(r, g, keys);
+    if (!rc) rc = colo_cfg_string(r, g, "scenario", REQ, &sc);
+    if (rc) return rc;
+    long long n = 8;
+    if (strcmp(sc, "SingleStream") == 0) { /* one query at a time, the next when it is done */
+        c->clients = 1;
+        c->per_query = 1;
+    } else if (strcmp(sc, "MultiStream") == 0) { /* queries of N samples, back to back */
+        if ((rc = colo_cfg_int(r, g, "samples_per_query", COLO_CFG_POSITIVE, &n)) < 0) return rc;
+        if (n > 4096)
+            return colo_cfg_error(r, member(g, "samples_per_query"), COLO_ERANGE, "at most 4096");
+        c->clients = 1;
+        c->per_query = (int)n;
+    } else if (strcmp(sc, "Server") == 0) { /* Poisson at the target QPS */
+        rc = read_rate(r, g, "rate", &c->rate);
+    } else if (strcmp(sc, "Offline") == 0) { /* everything at t = 0 */
+        if ((rc = colo_cfg_int(r, g, "samples", POS, &n))) return rc;
+        if (n > 100000000)
+            return colo_cfg_error(r, member(g, "samples"), COLO_ERANGE, "at most 10^8");
+        c->burst = n;
+    } else {
+        return colo_cfg_error(r, member(g, "scenario"), COLO_EINVAL,
+                              "unknown MLPerf scenario '%s' (expected SingleStream, MultiStream, "
+                              "Server or Offline)",
+                              sc);
+    }
+    return rc;
+}
+
+static int next_mlperf(const colo_arrival_cfg_t *c, colo_arrival_state_t *st, gsl_rng *rng,
+                       colo_time_t now, colo_time_t *at, int *count, colo_error_t *err)
+{
+    if (c->burst > 0) {
+        if (st->emitted) return 1;
+        st->emitted = c->burst;
+        *at = 0;
+        *count = c->burst > 1000000000LL ? 1000000000 : (int)c->burst;
+        return 0;
+    }
+    return next_poisson(c, st, rng, now, at, count, err);
+}
+
+/* ---- replay of request logs ---- */
+
+static long long days_from_civil(long long y, unsigned m, unsigned d)
+{ /* H. Hinnant's algorithm: days since 1970-01-01 of a proleptic Gregorian date */
+    y -= m <= 2;
+    long long era = (y >= 0 ? y : y - 399) / 400;
+    unsigned yoe = (unsigned)(y - era * 400);
+    unsigned doy = (153 * (m + (m > 2 ? (unsigned)-3 : 9)) + 2) / 5 + d - 1;
+    unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + (long long)doe - 719468;
+}
+
+int colo_parse_datetime_ns(const char *s, colo_time_t *out)
+{
+    int y, mo, d, h, mi, sec, n = 0;
+    if (sscanf(s, "%4d-%2d-%2d %2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &n) != 6) return -1;
+    if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60) return -1;
+    long long frac = 0;
+    int digits = 0;
+    const char *p = s + n;
+    if (*p == '.') {
+        for (p++; *p >= '0' && *p <= '9'; p++)
+            if (digits < 9) frac = frac * 10 + (*p - '0'), digits++;
+    }
+    while (digits < 9)
+        frac *= 10, digits++;
+    while (*p == ' ' || *p == '\r' || *p == '\n')
+        p++;
+    if (*p && *p != ',') return -1;
+    long long days = days_from_civil(y, (unsigned)mo, (unsigned)d);
+    *out = ((days * 24 + h) * 60 + mi) * 60LL * 1000000000LL + sec * 1000000000LL + frac;
+    return 0;
+}
+
+static int parse_replay(colo_arrival_cfg_t *c, const colo_cfg_reader_t *r,
+                        const config_setting_t *g, const char *dir)
+{
+    static const char *const keys[] = {"process", "file",     "format",    "scale",
+                                       "start_s", "window_s", "jitter_ms", NULL};
+    const char *file, *fmt = NULL;
+    int rc = check(r, g, keys);
+    if (!rc) rc = colo_cfg_string(r, g, "file", REQ, &file);
+    if (rc) return rc;
+    size_t n = strlen(dir) + strlen(file) + 2;
+    if (!(c->path = colo_malloc(n))) return COLO_ENOMEM;
+    if (file[0] == '/' || !dir[0])
+        snprintf(c->path, n, "%s", file);
+    else
+        snprintf(c->path, n, "%s/%s", dir, file);
+    FILE *f = fopen(c->path, "r");
+    if (!f)
+        return colo_cfg_error(r, member(g, "file"), COLO_ENOENT, "cannot open log '%s': %s",
+                              c->path, strerror(errno));
+    fclose(f);
+    if ((rc = colo_cfg_string(r, g, "format", 0, &fmt)) < 0) return rc;
+    size_t len = strlen(file);
+    if (!fmt) fmt = (len > 6 && strcmp(file + len - 6, ".jsonl") == 0) ? "mooncake" : "azure";
+    if (strcmp(fmt, "azure") == 0)
+        c->format = COLO_LOG_AZURE;
+    else if (strcmp(fmt, "mooncake") == 0)
+        c->format = COLO_LOG_MOONCAKE;
+    else
+        return colo_cfg_error(r, member(g, "format"), COLO_EINVAL,
+                              "unknown log format '%s' (expected azure or mooncake)", fmt);
+    c->scale = 1.0;
+    double s = 0, w = 0, j = 0;
+    if ((rc = colo_cfg_double(r, g, "scale", COLO_CFG_POSITIVE, &c->scale)) < 0 ||
+        (rc = colo_cfg_double(r, g, "start_s", COLO_CFG_NONNEG, &s)) < 0 ||
+        (rc = colo_cfg_double(r, g, "window_s", COLO_CFG_POSITIVE, &w)) < 0 ||
+        (rc = colo_cfg_double(r, g, "jitter_ms", COLO_CFG_NONNEG, &j)) < 0)
+        return rc;
+    if (c->scale > 1e6 || s > 1e9 || w > 1e9 || j > 1e9)
+        return colo_cfg_error(r, g, COLO_ERANGE, "scale, start_s, window_s or jitter_ms too large");
+    c->start = colo_time_from_ns(s * 1e9);
+    c->window = w > 0 ? colo_time_from_ns(w * 1e9) : COLO_TIME_MAX;
+    c->jitter = colo_time_from_ns(j * 1e6);
+    return 0;
+}
+
+/* Reads the next record's log time; 1 at the end of the file. */
+static int read_record(const colo_arrival_cfg_t *c, colo_arrival_state_t *st, colo_time_t *t,
+                       colo_error_t *err)
+{
+    char buf[65536];
+    for (;;) {
+        if (!fgets(buf, sizeof buf, st->f)) {
+            if (ferror(st->f))
+                return colo_error_set(err, COLO_EIO, c->path, (int)st->line + 1, NULL,
+                                      "read error");
+            return 1;
+        }
+        st->line++;
+        size_t len = strlen(buf);
+        if (len == sizeof buf - 1 && buf[len - 1] != '\n')
+            return colo_error_set(err, COLO_EPARSE, c->path, (int)st->line, NULL,
+                                  "line longer than 64 KiB");
+        if (buf[0] == '\n' || buf[0] == '\r' || buf[0] == '\0') continue;
+        if (c->format == COLO_LOG_AZURE) {
+            if (st->line == 1 && strncmp(buf, "TIMESTAMP", 9) == 0) continue; /* header */
+            if (colo_parse_datetime_ns(buf, t) == 0) return 0;
+            return colo_error_set(err, COLO_EPARSE, c->path, (int)st->line, "TIMESTAMP",
+                                  "not a date and time (YYYY-MM-DD hh:mm:ss.fffffff)");
+        }
+        json_error_t je;
+        json_t *o = json_loads(buf, JSON_DECODE_ANY, &je);
+        json_t *ts = o ? json_object_get(o, "timestamp") : NULL;
+        int ok =
+            ts && json_is_number(ts) && json_number_value(ts) >= 0 && json_number_value(ts) < 9e12;
+        if (ok) *t = colo_time_from_ns(json_number_value(ts) * 1e6); /* milliseconds */
+        json_decref(o);
+        if (ok) return 0;
+        return colo_error_set(err, COLO_EPARSE, c->path, (int)st->line, "timestamp",
+                              o ? "missing, or not a non-negative number of milliseconds"
+                                : "not a JSON object");
+    }
+}
+
+static int next_replay(const colo_arrival_cfg_t *c, colo_arrival_state_t *st, gsl_rng *rng,
+                       colo_time_t now, colo_time_t *at, int *count, colo_error_t *err)
+{
+    colo_time_t t;
+    for (;;) {
+        int rc = read_record(c, st, &t, err);
+        if (rc) return rc;
+        if (!st->have_origin) { /* Azure: times from the first record; Mooncake: from 0 */
+            st->origin = c->format == COLO_LOG_AZURE ? t : 0;
+            st->have_origin = true;
+        }
+        colo_time_t rel = t - st->origin - c->start;
+        if (rel < 0) continue; /* before the window */
+        if (rel >= c->window) return 1;
+        colo_time_t sim = colo_time_from_ns((double)rel / c->scale);
+        if (c->jitter > 0) sim += colo_time_from_ns(gsl_rng_uniform(rng) * (double)c->jitter);
+        *at = sim > now ? sim : now; /* logs are in time order; jitter must not go back */
+        *count = 1;
+        return 0;
+    }
+}
+
+int colo_arrival_start(const colo_arrival_cfg_t *c, colo_arrival_state_t *st, colo_error_t *err)
+{
+    memset(st, 0, sizeof *st);
+    if (!c->path) return 0;
+    st->f = fopen(c->path, "r");
+    if (!st->f)
+        return colo_error_set(err, COLO_EIO, c->path, 0, NULL, "cannot open: %s", strerror(errno));
+    return 0;
+}
+
+void colo_arrival_stop(colo_arrival_state_t *st)
+{
+    if (st->f) fclose(st->f);
+    st->f = NULL;
+}
+
+/* ---- the table ---- */
 
 static const colo_arrival_ops_t processes[] = {
-    {"poisson", "exponential gaps, mean 1/rate", poisson_gap},
-    {"constant", "one request every 1/rate seconds", constant_gap},
+    {"poisson", "exponential gaps, mean 1/rate", parse_rate_only, next_poisson},
+    {"constant", "one request every 1/rate seconds", parse_rate_only, next_constant},
+    {"gamma", "Gamma gaps with mean 1/rate and coefficient of variation cv", parse_gamma,
+     next_gamma},
+    {"mmpp", "two-state Markov-modulated Poisson: rates [low, high], dwell_s [low, high]",
+     parse_mmpp, next_mmpp},
+    {"closed", "closed loop: clients, each sending the next request think_ms after a reply",
+     parse_closed, NULL},
+    {"mlperf", "MLPerf LoadGen scenario: SingleStream, MultiStream, Server or Offline",
+     parse_mlperf, next_mlperf},
+    {"replay", "replay of a request log (Azure LLM CSV, Mooncake JSONL), streamed", parse_replay,
+     next_replay},
 };
 
 const colo_arrival_ops_t *colo_arrival_find(const char *name)
@@ -31,5 +423,68 @@ const colo_arrival_ops_t *colo_arrival_find(const char *name)
 
 const char *colo_arrival_names(void)
 {
-    return "poisson, constant";
+    return "poisson, constant, gamma, mmpp, closed, mlperf, replay";
+}
+
+int colo_arrival_parse(colo_arrival_cfg_t *cfg, const colo_cfg_reader_t *r,
+                       const config_setting_t *g, const char *dir)
+{
+    memset(cfg, 0, sizeof *cfg);
+    const char *proc;
+    int rc = colo_cfg_string(r, g, "process", REQ, &proc);
+    if (rc) return rc;
+    cfg->ops = colo_arrival_find(proc);
+    if (!cfg->ops)
+        return colo_cfg_error(r, member(g, "process"), COLO_EINVAL,
+                              "unknown arrival process '%s' (expected one of: %s)", proc,
+                              colo_arrival_names());
+    return cfg->ops->parse(cfg, r, g, dir);
+}
+
+void colo_arrival_cfg_fini(colo_arrival_cfg_t *cfg)
+{
+    colo_free(cfg->path);
+    cfg->path = NULL;
+}
+
+int colo_arrival_next(const colo_arrival_cfg_t *cfg, colo_arrival_state_t *st, gsl_rng *rng,
+                      colo_time_t now, colo_time_t *at, int *count, colo_error_t *err)
+{
+    return cfg->ops->next(cfg, st, rng, now, at, count, err);
+}
+
+bool colo_arrival_closed(const colo_arrival_cfg_t *cfg)
+{
+    return cfg->clients > 0;
+}
+
+void colo_arrival_describe(const colo_arrival_cfg_t *c, char *buf, size_t n)
+{
+    const char *name = c->ops->name;
+    if (c->path)
+        snprintf(buf, n, "replay of %s (%s log, %gx speed%s)", c->path,
+                 c->format == COLO_LOG_AZURE ? "Azure" : "Mooncake", c->scale,
+                 c->jitter > 0 ? ", jittered" : "");
+    else if (c->clients > 0 && c->per_query > 1)
+        snprintf(buf, n, "%s: %d client%s sending %d requests per query, think %g ms", name,
+                 c->clients, c->clients == 1 ? "" : "s", c->per_query, COLO_TO_MS(c->think));
+    else if (c->clients > 0)
+        snprintf(buf, n, "%s: %d client%s, think %g ms (%s)", name, c->clients,
+                 c->clients == 1 ? "" : "s", COLO_TO_MS(c->think),
+                 c->think_fixed ? "constant" : "exponential");
+    else if (c->burst > 0)
+        snprintf(buf, n, "%s: %lld requests at t = 0", name, c->burst);
+    else if (strcmp(name, "gamma") == 0)
+        snprintf(buf, n, "gamma at %g/s, cv %g", c->rate, c->cv);
+    else if (strcmp(name, "mmpp") == 0)
+        snprintf(buf, n, "mmpp: %g/s for %g s, bursts of %g/s for %g s (mean %g/s)", c->rates[0],
+                 c->dwell_s[0], c->rates[1], c->dwell_s[1], c->rate);
+    else
+        snprintf(buf, n, "%s at %g/s", name, c->rate);
+}
+
+double colo_arrival_rate(const colo_arrival_cfg_t *cfg)
+{
+    if (cfg->clients > 0 || cfg->path || cfg->burst > 0) return 0;
+    return cfg->rate;
 }

@@ -1,27 +1,97 @@
-/* arrival.h: request arrival processes, each a small plug-in (name + next-gap function). */
+/* arrival.h: request arrival processes. Each is a small plug-in: it reads its keys from the
+ * scenario's arrival group, then yields arrival times (open loop) from the tenant's own random
+ * stream; closed-loop processes (clients with think time, MLPerf SingleStream/MultiStream) are
+ * driven by completions instead. Documented in docs/arrivals.md. */
 #ifndef COLO_ARRIVAL_H
 #define COLO_ARRIVAL_H
 
+#include "cfg.h"
 #include "simtime.h"
 
 #include <gsl/gsl_rng.h>
+#include <stdbool.h>
+#include <stdio.h>
 
+typedef enum { COLO_LOG_AZURE, COLO_LOG_MOONCAKE } colo_log_format_t;
+
+/* A process and its parameters, as the scenario gives them (read-only during runs). */
 typedef struct colo_arrival_cfg {
     const struct colo_arrival_ops *ops;
-    double rate; /* requests per second */
+    double rate;       /* requests per second (open loop), when it has one */
+    double cv;         /* gamma: coefficient of variation of the gaps */
+    double rates[2];   /* mmpp: rate in the low and the high state */
+    double dwell_s[2]; /* mmpp: mean time in each state */
+    int clients;       /* closed loop: clients (0: open loop) */
+    int per_query;     /* requests each query carries (MLPerf MultiStream: samples) */
+    colo_time_t think; /* closed loop: mean think time */
+    bool think_fixed;  /* closed loop: constant instead of exponential think times */
+    long long burst;   /* offline: requests all at t = 0 */
+    /* replay */
+    char *path; /* resolved */
+    colo_log_format_t format;
+    double scale;              /* time compression: 2 replays the log twice as fast */
+    colo_time_t start, window; /* part of the log replayed: [start, start + window) */
+    colo_time_t jitter;        /* each arrival moved by a uniform [0, jitter) */
 } colo_arrival_cfg_t;
 
-/* A process: the time from one arrival to the next, drawn from the tenant's own stream. */
+/* A process's state during one run (files, the MMPP state). Caller-owned. */
+typedef struct colo_arrival_state {
+    FILE *f;
+    long long line;
+    colo_time_t origin; /* log time that maps to simulated time 0 */
+    bool have_origin;
+    int mmpp_state;
+    colo_time_t mmpp_switch;
+    long long emitted;
+} colo_arrival_state_t;
+
 typedef struct colo_arrival_ops {
     const char *name;
     const char *summary;
-    colo_time_t (*next_gap)(const colo_arrival_cfg_t *cfg, gsl_rng *rng);
+    /* Reads the keys of group g beyond "process" into cfg; dir resolves relative paths. */
+    int (*parse)(colo_arrival_cfg_t *cfg, const colo_cfg_reader_t *r, const config_setting_t *g,
+                 const char *dir);
+    /* Open loop: the next arrival at or after now into *at, and how many requests arrive then
+     * into *count. Returns 0, 1 when there are no more, or a negative code (err set). NULL for
+     * closed-loop processes. */
+    int (*next)(const colo_arrival_cfg_t *cfg, colo_arrival_state_t *st, gsl_rng *rng,
+                colo_time_t now, colo_time_t *at, int *count, colo_error_t *err);
 } colo_arrival_ops_t;
 
-/* The built-in process called name, or NULL. */
+/* The process called name, or NULL. */
 const colo_arrival_ops_t *colo_arrival_find(const char *name);
 
 /* Comma-separated names of all processes, for error messages. Static storage. */
 const char *colo_arrival_names(void);
+
+/* Reads a tenant's whole arrival group (process and its keys) into cfg. */
+int colo_arrival_parse(colo_arrival_cfg_t *cfg, const colo_cfg_reader_t *r,
+                       const config_setting_t *g, const char *dir);
+void colo_arrival_cfg_fini(colo_arrival_cfg_t *cfg);
+
+/* Prepares and ends a run's state (opens and closes a replayed log). */
+int colo_arrival_start(const colo_arrival_cfg_t *cfg, colo_arrival_state_t *st, colo_error_t *err);
+void colo_arrival_stop(colo_arrival_state_t *st);
+
+/* Next open-loop arrival, as ops->next. */
+int colo_arrival_next(const colo_arrival_cfg_t *cfg, colo_arrival_state_t *st, gsl_rng *rng,
+                      colo_time_t now, colo_time_t *at, int *count, colo_error_t *err);
+
+/* True for closed-loop processes (completions drive the arrivals). */
+bool colo_arrival_closed(const colo_arrival_cfg_t *cfg);
+
+/* The mean offered rate in requests per second, or 0 when it depends on the run (closed loop,
+ * replay). */
+double colo_arrival_rate(const colo_arrival_cfg_t *cfg);
+
+/* A one-line description ("poisson at 200/s", "closed loop: 4 clients, think 10 ms"). */
+void colo_arrival_describe(const colo_arrival_cfg_t *cfg, char *buf, size_t n);
+
+/* Think time before a closed-loop client's next query. */
+colo_time_t colo_arrival_think(const colo_arrival_cfg_t *cfg, gsl_rng *rng);
+
+/* Parses an Azure trace timestamp "2023-11-16 18:17:03.9799600" into ns since 1970 (UTC).
+ * Returns 0 or -1 when it is not one. Exposed for tests. */
+int colo_parse_datetime_ns(const char *s, colo_time_t *out);
 
 #endif

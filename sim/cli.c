@@ -392,7 +392,9 @@ static int cmd_check(int argc, char **argv)
             colo_scenario_free(sc);
             return EXIT_INPUT;
         }
-        double load = t->arrival.rate * COLO_TO_S(alone);
+        double load = colo_arrival_rate(&t->arrival) * COLO_TO_S(alone);
+        char arr[600];
+        colo_arrival_describe(&t->arrival, arr, sizeof arr);
         printf("  %-14s trace %s\n", t->name, t->trace_path);
         printf("  %-14s   %s, batch %d: %zu kernels, %zu copies, measured on %s\n", "", tr->model,
                tr->batch, tr->n_kernels, tr->n_copies, tr->gpu);
@@ -411,9 +413,10 @@ static int cmd_check(int argc, char **argv)
                COLO_TO_MS(alone), tr->gpu, COLO_TO_MS(tr->kernel_time));
         char slo[32] = "none";
         if (t->slo > 0) snprintf(slo, sizeof slo, "%.6g ms", t->slo_ms);
-        printf("  %-14s   arrivals %s at %.6g/s; SLO %s; busy %.1f %% of the time alone%s\n", "",
-               t->arrival.ops->name, t->arrival.rate, slo, 100 * load,
-               load >= 1 ? " (its queue grows without bound)" : "");
+        printf("  %-14s   arrivals: %s; SLO %s\n", "", arr, slo);
+        if (load > 0)
+            printf("  %-14s   busy %.1f %% of the time alone%s\n", "", 100 * load,
+                   load >= 1 ? " (its queue grows without bound)" : "");
         if (t->memory_gib > 0) printf("  %-14s   device memory %.2f GiB\n", "", t->memory_gib);
     }
     printf("ok\n");

@@ -62,9 +62,9 @@ static json_t *tenant_json(const colo_sim_t *sim, const colo_tenant_run_t *t)
                      "s:o,s:f,s:o,s:f}",
                      "name", c->name, "model", c->trace->model, "batch", c->trace->batch, "trace",
                      c->trace_path, "arrival", "process", c->arrival.ops->name, "rate",
-                     c->arrival.rate, "slo_ms", slo, "placement", place, "isolated_ms",
-                     COLO_TO_MS(t->isolated), "arrived", (json_int_t)t->arrived, "completed",
-                     (json_int_t)t->completed, "dropped", (json_int_t)t->dropped,
+                     colo_arrival_rate(&c->arrival), "slo_ms", slo, "placement", place,
+                     "isolated_ms", COLO_TO_MS(t->isolated), "arrived", (json_int_t)t->arrived,
+                     "completed", (json_int_t)t->completed, "dropped", (json_int_t)t->dropped,
                      "dropped_by_reason", "fault", (json_int_t)t->dropped_by[COLO_DROP_FAULT],
                      "unavailable", (json_int_t)t->dropped_by[COLO_DROP_UNAVAILABLE], "in_flight",
                      (json_int_t)in_flight, "faults", (json_int_t)t->faults, "latency_ms",
@@ -213,10 +213,12 @@ void colo_results_print(json_t *r, FILE *f)
         if (json_is_number(att))
             snprintf(att_s, sizeof att_s, "%.2f", 100.0 * json_number_value(att));
         char b[6][16];
-        fprintf(f, "%-16.16s %s %7.1f %7lld %5lld %5lld %8.1f | %s %s %s %s %s | %7s %7s\n",
+        char rate[16] = "-";
+        double rv = num(json_object_get(t, "arrival"), "rate");
+        if (rv > 0) snprintf(rate, sizeof rate, "%.1f", rv);
+        fprintf(f, "%-16.16s %s %7s %7lld %5lld %5lld %8.1f | %s %s %s %s %s | %7s %7s\n",
                 json_string_value(json_object_get(t, "name")), ms8(num(t, "isolated_ms"), b[0]),
-                num(json_object_get(t, "arrival"), "rate"),
-                (long long)json_integer_value(json_object_get(t, "arrived")),
+                rate, (long long)json_integer_value(json_object_get(t, "arrived")),
                 (long long)json_integer_value(json_object_get(t, "dropped")),
                 (long long)json_integer_value(json_object_get(t, "in_flight")),
                 num(t, "throughput_rps"), ms8(num(lat, "mean"), b[1]), ms8(num(lat, "p50"), b[2]),

@@ -203,7 +203,6 @@ static int read_tenant(const colo_cfg_reader_t *r, const config_setting_t *t, co
                                        "priority",   "memory_limit_gib",
                                        "sms",        "instance",
                                        NULL};
-    static const char *const akeys[] = {"process", "rate", NULL};
     colo_tenant_cfg_t *tc = &sc->tenants[i];
     if (!config_setting_is_group(t))
         return colo_cfg_error(r, t, COLO_EINVAL, "each tenant must be a group { ... }");
@@ -243,18 +242,7 @@ static int read_tenant(const colo_cfg_reader_t *r, const config_setting_t *t, co
 
     const config_setting_t *a;
     if ((rc = colo_cfg_aggregate(r, t, "arrival", REQ, CONFIG_TYPE_GROUP, &a))) return rc;
-    if ((rc = colo_cfg_check_keys(r, a, akeys))) return rc;
-    const char *proc;
-    if ((rc = colo_cfg_string(r, a, "process", REQ, &proc))) return rc;
-    tc->arrival.ops = colo_arrival_find(proc);
-    if (!tc->arrival.ops)
-        return colo_cfg_error(r, config_setting_get_member(a, "process"), COLO_EINVAL,
-                              "unknown arrival process '%s' (expected one of: %s)", proc,
-                              colo_arrival_names());
-    if ((rc = colo_cfg_double(r, a, "rate", POS, &tc->arrival.rate))) return rc;
-    if (tc->arrival.rate > 1e7)
-        return colo_cfg_error(r, config_setting_get_member(a, "rate"), COLO_ERANGE,
-                              "at most 10,000,000 requests per second");
+    if ((rc = colo_arrival_parse(&tc->arrival, r, a, sc->dir))) return rc;
 
     rc = colo_cfg_double(r, t, "slo_ms", COLO_CFG_POSITIVE, &tc->slo_ms);
     if (rc < 0) return rc;
@@ -422,6 +410,7 @@ void colo_scenario_free(colo_scenario_t *sc)
         colo_free(sc->tenants[i].name);
         colo_free(sc->tenants[i].trace_path);
         colo_free(sc->tenants[i].instance_name);
+        colo_arrival_cfg_fini(&sc->tenants[i].arrival);
     }
     colo_free(sc->tenants);
     for (size_t i = 0; i < sc->n_traces; i++) {

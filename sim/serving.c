@@ -145,7 +145,8 @@ static void issue_op(colo_tenant_run_t *t);
 
 static void start_next_request(colo_tenant_run_t *t)
 {
-    t->cur_arrival = t->queue[t->qhead];
+    t->cur_arrival = t->queue[t->qhead].arrival;
+    t->cur_client = t->queue[t->qhead].client;
     t->qhead = (t->qhead + 1) % t->qcap;
     t->qlen--;
     t->busy = true;
@@ -153,6 +154,8 @@ static void start_next_request(colo_tenant_run_t *t)
     t->host_clock = t->sim->eq.now;
     issue_op(t);
 }
+
+static void client_done(colo_tenant_run_t *t, int32_t client);
 
 static void request_done(colo_tenant_run_t *t)
 {
@@ -166,7 +169,8 @@ static void request_done(colo_tenant_run_t *t)
         fail(sim, colo_samples_push(&t->latency, lat));
     }
     t->busy = false;
-    if (t->qlen) start_next_request(t);
+    client_done(t, t->cur_client);
+    if (t->qlen && !t->busy) start_next_request(t);
 }
 
 static void op_done(colo_tenant_run_t *t)
@@ -227,11 +231,11 @@ static void drop(colo_tenant_run_t *t, colo_time_t arrival, colo_drop_reason_t w
     t->dropped_by[why]++;
 }
 
-static int push_request(colo_tenant_run_t *t, colo_time_t arrival)
+static int push_request(colo_tenant_run_t *t, colo_time_t arrival, int32_t client)
 {
     if (t->qlen == t->qcap) {
         size_t ncap = t->qcap * 2;
-        colo_time_t *q = colo_malloc(ncap * sizeof *q);
+        struct colo_request *q = colo_malloc(ncap * sizeof *q);
         if (!q) return COLO_ENOMEM;
         for (size_t i = 0; i < t->qlen; i++)
             q[i] = t->queue[(t->qhead + i) % t->qcap];
@@ -240,27 +244,78 @@ static int push_request(colo_tenant_run_t *t, colo_time_t arrival)
         t->qcap = ncap;
         t->qhead = 0;
     }
-    t->queue[(t->qhead + t->qlen) % t->qcap] = arrival;
+    t->queue[(t->qhead + t->qlen) % t->qcap] = (struct colo_request){arrival, client};
     t->qlen++;
     return 0;
 }
 
+/* Schedules the tenant's next open-loop arrival after the one at now. */
+static void next_arrival(colo_tenant_run_t *t, colo_time_t now);
+
+/* count requests arrive (open loop). */
 static void on_arrival(void *obj, int64_t arg)
 {
-    (void)arg;
     colo_tenant_run_t *t = obj;
     colo_sim_t *sim = t->sim;
     colo_time_t now = sim->eq.now;
-    if (in_window(sim, now)) t->arrived++;
-    colo_time_t next = now + t->cfg->arrival.ops->next_gap(&t->cfg->arrival, t->rng);
-    if (next < sim->sc->duration)
-        fail(sim, colo_eq_schedule(&sim->eq, next, on_arrival, t, 0, NULL));
-    if (t->down) {
-        drop(t, now, COLO_DROP_UNAVAILABLE);
+    next_arrival(t, now);
+    for (int64_t k = 0; k < arg; k++) {
+        if (in_window(sim, now)) t->arrived++;
+        if (t->down) {
+            drop(t, now, COLO_DROP_UNAVAILABLE);
+            continue;
+        }
+        fail(sim, push_request(t, now, -1));
+    }
+    if (!t->busy && t->qlen) start_next_request(t);
+}
+
+static void next_arrival(colo_tenant_run_t *t, colo_time_t now)
+{
+    colo_sim_t *sim = t->sim;
+    colo_time_t at;
+    int count;
+    colo_error_t err;
+    colo_error_clear(&err);
+    int rc = colo_arrival_next(&t->cfg->arrival, &t->arrivals, t->rng, now, &at, &count, &err);
+    if (rc < 0) {
+        sim->err = err;
+        fail(sim, rc);
         return;
     }
-    fail(sim, push_request(t, now));
-    if (!t->busy) start_next_request(t);
+    if (rc == 0 && at < sim->sc->duration)
+        fail(sim, colo_eq_schedule(&sim->eq, at, on_arrival, t, count, NULL));
+}
+
+/* A closed-loop client sends its next query (per_query requests at once). */
+static void on_query(void *obj, int64_t arg)
+{
+    colo_tenant_run_t *t = obj;
+    colo_sim_t *sim = t->sim;
+    colo_time_t now = sim->eq.now;
+    int32_t c = (int32_t)arg;
+    if (t->down) { /* nobody answers until it is back: try again then */
+        fail(sim, colo_eq_schedule(&sim->eq, t->up_at, on_query, t, arg, NULL));
+        return;
+    }
+    int n = t->cfg->arrival.per_query;
+    for (int k = 0; k < n; k++) {
+        if (in_window(sim, now)) t->arrived++;
+        fail(sim, push_request(t, now, c));
+    }
+    t->outstanding[c] += n;
+    if (!t->busy && t->qlen) start_next_request(t);
+}
+
+/* One of client's requests has been answered or dropped; when its whole query is, it thinks
+ * and sends the next. */
+static void client_done(colo_tenant_run_t *t, int32_t client)
+{
+    if (client < 0 || --t->outstanding[client] > 0) return;
+    colo_sim_t *sim = t->sim;
+    colo_time_t at = sim->eq.now + colo_arrival_think(&t->cfg->arrival, t->rng);
+    if (at < sim->sc->duration)
+        fail(sim, colo_eq_schedule(&sim->eq, at, on_query, t, client, NULL));
 }
 
 /* ---- faults ---- */
@@ -283,16 +338,22 @@ static void crash(colo_tenant_run_t *t)
     t->incarnation++;
     t->faults++;
     t->kernel_left = 1.0;
-    if (t->busy) drop(t, t->cur_arrival, COLO_DROP_FAULT);
+    t->down = true;
+    t->up_at = sim->eq.now + sim->sc->sharing.recovery;
+    bool was_busy = t->busy;
+    t->busy = false;
+    if (was_busy) {
+        drop(t, t->cur_arrival, COLO_DROP_FAULT);
+        client_done(t, t->cur_client);
+    }
     while (t->qlen) {
-        drop(t, t->queue[t->qhead], COLO_DROP_FAULT);
+        struct colo_request q = t->queue[t->qhead];
         t->qhead = (t->qhead + 1) % t->qcap;
         t->qlen--;
+        drop(t, q.arrival, COLO_DROP_FAULT);
+        client_done(t, q.client);
     }
-    t->busy = false;
-    t->down = true;
-    fail(sim, colo_eq_schedule(&sim->eq, sim->eq.now + sim->sc->sharing.recovery, on_recovered, t,
-                               (int64_t)t->incarnation, NULL));
+    fail(sim, colo_eq_schedule(&sim->eq, t->up_at, on_recovered, t, (int64_t)t->incarnation, NULL));
 }
 
 /* A fatal fault in one tenant: under time-slicing only its own process dies; an MPS server or
@@ -411,6 +472,8 @@ int colo_sim_new(const colo_scenario_t *sc, colo_sim_t **out, colo_error_t *err)
         t->op_time = colo_malloc(n_ops * sizeof *t->op_time);
         t->work = colo_calloc(n_ops, sizeof *t->work);
         if (!t->rng || !t->queue || !t->op_time || !t->work) goto fail;
+        int clients = t->cfg->arrival.clients;
+        if (clients > 0 && !(t->outstanding = colo_calloc((size_t)clients, sizeof(int)))) goto fail;
     }
     if ((rc = build_domains(sim))) goto fail;
     for (size_t i = 0; i < sim->n; i++) {
@@ -444,11 +507,17 @@ static bool failed(const colo_sim_t *sim)
 
 int colo_sim_run(colo_sim_t *sim, colo_error_t *err)
 {
-    for (size_t i = 0; i < sim->n; i++) {
+    for (size_t i = 0; i < sim->n && !sim->failed; i++) {
         colo_tenant_run_t *t = &sim->t[i];
-        colo_time_t first = t->cfg->arrival.ops->next_gap(&t->cfg->arrival, t->rng);
-        if (first < sim->sc->duration)
-            fail(sim, colo_eq_schedule(&sim->eq, first, on_arrival, t, 0, NULL));
+        const colo_arrival_cfg_t *a = &t->cfg->arrival;
+        int rc = colo_arrival_start(a, &t->arrivals, err);
+        if (rc) return rc;
+        if (!colo_arrival_closed(a)) {
+            next_arrival(t, 0);
+            continue;
+        }
+        for (int c = 0; c < a->clients; c++) /* every client sends its first query at once */
+            fail(sim, colo_eq_schedule(&sim->eq, 0, on_query, t, c, NULL));
     }
     for (size_t f = 0; f < sim->sc->n_faults; f++)
         fail(sim, colo_eq_schedule(&sim->eq, sim->sc->faults[f].at, on_fault, sim,
@@ -473,6 +542,10 @@ int colo_sim_run(colo_sim_t *sim, colo_error_t *err)
     int rc = sim->failed ? sim->failed : sim->hw.failed ? sim->hw.failed : sim->hw.fl.failed;
     for (size_t k = 0; k < sim->n_dom && !rc; k++)
         rc = sim->dom[k].ts.failed;
+    if (rc && sim->err.code) { /* an input error found while running (a malformed log) */
+        *err = sim->err;
+        return rc;
+    }
     if (rc)
         return colo_error_set(err, rc, sim->sc->path, 0, NULL, "simulation stopped: %s",
                               colo_strerror(rc));
@@ -487,6 +560,8 @@ void colo_sim_free(colo_sim_t *sim)
             colo_tenant_run_t *t = &sim->t[i];
             if (t->rng) gsl_rng_free(t->rng);
             colo_free(t->queue);
+            colo_free(t->outstanding);
+            colo_arrival_stop(&t->arrivals);
             colo_free(t->op_time);
             colo_free(t->work);
             colo_samples_fini(&t->latency);

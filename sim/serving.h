@@ -58,12 +58,19 @@ typedef struct colo_tenant_run {
     colo_kernel_work_t *work; /* per op (kernels only) on this GPU */
     colo_time_t *op_time;     /* per op alone at its place: kernel duration, or copy time */
     colo_time_t isolated;     /* one request alone, start to finish */
-    /* waiting requests: ring buffer of arrival times */
-    colo_time_t *queue;
+    /* waiting requests: ring buffer */
+    struct colo_request {
+        colo_time_t arrival;
+        int32_t client; /* closed loop: the client that sent it; -1 open loop */
+    } * queue;
     size_t qcap, qhead, qlen;
+    colo_arrival_state_t arrivals; /* the arrival process's state (a replayed log) */
+    int *outstanding;              /* closed loop: requests each client waits for */
+    colo_time_t up_at;             /* while down: when it is back */
     /* the request being served */
     bool busy;
     colo_time_t cur_arrival, host_clock;
+    int32_t cur_client;
     size_t cur_op;
     colo_hw_kernel_t *kernel; /* its kernel on the hardware model, NULL when none runs */
     double kernel_left;       /* fraction of the current kernel's work left */
@@ -103,7 +110,8 @@ typedef struct colo_sim {
     colo_time_t busy_since, busy_time;
     colo_time_t end; /* duration + drain: nothing runs past this */
     colo_time_t last_event;
-    int failed; /* first error met inside an event */
+    int failed;       /* first error met inside an event */
+    colo_error_t err; /* and its message, when it was an input error (a log line) */
 } colo_sim_t;
 
 /* Builds a run of scenario sc (borrowed; must outlive the run): the GPU's partitions for the

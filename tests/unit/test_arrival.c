@@ -1,0 +1,241 @@
+/* test_arrival.c: arrival processes, checked statistically (each check could fail), and replay
+ * of the real request logs. */
+#include "arrival.h"
+#include "helpers.h"
+#include "rng.h"
+
+#include <criterion/criterion.h>
+#include <gsl/gsl_statistics_double.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+TestSuite(arrival, .init = test_init);
+
+enum { N = 200000 };
+
+static double *gaps(colo_arrival_cfg_t *c, int n, int *high)
+{
+    gsl_rng *rng = colo_rng_new(42, "test");
+    colo_arrival_state_t st;
+    colo_error_t err;
+    colo_error_clear(&err);
+    cr_assert_eq(colo_arrival_start(c, &st, &err), 0);
+    double *g = malloc((size_t)n * sizeof *g);
+    colo_time_t now = 0;
+    if (high) *high = 0;
+    for (int i = 0; i < n; i++) {
+        colo_time_t at;
+        int count;
+        cr_assert_eq(colo_arrival_next(c, &st, rng, now, &at, &count, &err), 0);
+        cr_assert_geq(at, now);
+        cr_assert_eq(count, 1);
+        g[i] = (double)(at - now);
+        if (high) *high += st.mmpp_state;
+        now = at;
+    }
+    colo_arrival_stop(&st);
+    gsl_rng_free(rng);
+    return g;
+}
+
+Test(arrival, poisson_rate_and_cv_within_their_confidence_intervals)
+{
+    colo_arrival_cfg_t c = {.ops = colo_arrival_find("poisson"), .rate = 1000};
+    double *g = gaps(&c, N, NULL);
+    double mean = gsl_stats_mean(g, 1, N), sd = gsl_stats_sd(g, 1, N);
+    /* the mean of N exponential gaps has relative standard error 1/sqrt(N) = 0.22 % */
+    cr_assert(fabs(mean - 1e6) < 4 * 1e6 / sqrt(N), "mean gap %g ns, expected 1e6", mean);
+    cr_assert(fabs(sd / mean - 1) < 0.02, "Poisson gaps have cv 1, got %g", sd / mean);
+    free(g);
+}
+
+Test(arrival, gamma_has_the_asked_coefficient_of_variation)
+{
+    colo_arrival_cfg_t c = {.ops = colo_arrival_find("gamma"), .rate = 500, .cv = 3};
+    double *g = gaps(&c, N, NULL);
+    double mean = gsl_stats_mean(g, 1, N), cv = gsl_stats_sd(g, 1, N) / mean;
+    cr_assert(fabs(mean - 2e6) < 0.03 * 2e6, "mean gap %g", mean);
+    cr_assert(fabs(cv - 3) < 0.1 * 3, "cv %g, asked 3", cv);
+    colo_arrival_cfg_t smooth = {.ops = colo_arrival_find("gamma"), .rate = 500, .cv = 0.2};
+    double *s = gaps(&smooth, N, NULL);
+    cv = gsl_stats_sd(s, 1, N) / gsl_stats_mean(s, 1, N);
+    cr_assert(fabs(cv - 0.2) < 0.02, "cv %g, asked 0.2", cv);
+    free(g);
+    free(s);
+}
+
+Test(arrival, mmpp_spends_the_expected_share_of_arrivals_in_bursts)
+{
+    colo_arrival_cfg_t c = {
+        .ops = colo_arrival_find("mmpp"), .rates = {100, 1000}, .dwell_s = {1.0, 0.2}};
+    int high;
+    double *g = gaps(&c, N, &high);
+    /* arrivals in bursts: 1000 x 0.2 / (100 x 1 + 1000 x 0.2) = 2/3; mean rate 300/1.2 = 250/s */
+    double share = (double)high / N;
+    cr_assert(fabs(share - 2.0 / 3.0) < 0.03, "burst share %g, expected 0.667", share);
+    double mean = gsl_stats_mean(g, 1, N);
+    cr_assert(fabs(mean - 4e6) < 0.05 * 4e6, "mean gap %g ns, expected 4e6 (250/s)", mean);
+    /* bursty: far more variable than Poisson */
+    cr_assert_gt(gsl_stats_sd(g, 1, N) / mean, 1.5);
+    free(g);
+}
+
+Test(arrival, datetimes_parse_to_nanoseconds)
+{
+    colo_time_t t, u;
+    cr_assert_eq(colo_parse_datetime_ns("1970-01-01 00:00:01.5", &t), 0);
+    cr_assert_eq(t, 1500000000);
+    cr_assert_eq(colo_parse_datetime_ns("2023-11-16 18:17:03.9799600", &t), 0);
+    cr_assert_eq(colo_parse_datetime_ns("2023-11-16 18:17:04.0319600", &u), 0);
+    cr_assert_eq(u - t, 52000000);
+    cr_assert_eq(colo_parse_datetime_ns("2024-03-01 00:00:00", &u), 0);
+    cr_assert_eq(colo_parse_datetime_ns("2024-02-28 00:00:00", &t), 0);
+    cr_assert_eq(u - t, 2LL * 86400 * 1000000000, "2024 is a leap year");
+    cr_assert_eq(colo_parse_datetime_ns("yesterday", &t), -1);
+    cr_assert_eq(colo_parse_datetime_ns("2023-13-01 00:00:00", &t), -1);
+}
+
+static const char *shared(const char *file)
+{
+    static char p[4096];
+    snprintf(p, sizeof p, "%s/%s", COLO_SHARED_DATA, file);
+    if (access(p, R_OK) != 0) cr_skip_test("shared data not present: %s", p);
+    return p;
+}
+
+static colo_arrival_cfg_t replay_cfg(const char *path, colo_log_format_t fmt)
+{
+    colo_arrival_cfg_t c = {
+        .ops = colo_arrival_find("replay"), .format = fmt, .scale = 1, .window = COLO_TIME_MAX};
+    c.path = strdup(path);
+    return c;
+}
+
+Test(arrival, replay_of_the_azure_code_trace_reproduces_its_8819_arrivals_in_order)
+{
+    const char *path = shared("azure_llm_2023/AzureLLMInferenceTrace_code.csv");
+    colo_arrival_cfg_t c = replay_cfg(path, COLO_LOG_AZURE);
+    colo_arrival_state_t st;
+    colo_error_t err;
+    colo_error_clear(&err);
+    cr_assert_eq(colo_arrival_start(&c, &st, &err), 0);
+    FILE *f = fopen(path, "r");
+    char line[256];
+    cr_assert(fgets(line, sizeof line, f)); /* header */
+    colo_time_t first = -1, now = 0, at;
+    int count, n = 0;
+    while (colo_arrival_next(&c, &st, NULL, now, &at, &count, &err) == 0) {
+        cr_assert(fgets(line, sizeof line, f), "more arrivals than lines");
+        colo_time_t t;
+        cr_assert_eq(colo_parse_datetime_ns(line, &t), 0);
+        if (first < 0) first = t;
+        cr_assert_eq(at, t - first, "arrival %d at %lld, the log says %lld", n, (long long)at,
+                     (long long)(t - first));
+        cr_assert_geq(at, now, "in order");
+        now = at;
+        n++;
+    }
+    cr_assert_eq(err.code, 0, "%s", err.text);
+    cr_assert_eq(n, 8819);
+    cr_assert_gt(now, (colo_time_t)3000 * 1000000000, "about 57 minutes of log");
+    fclose(f);
+    colo_arrival_stop(&st);
+    free(c.path);
+}
+
+static int count_replay(colo_arrival_cfg_t *c, colo_time_t *last)
+{
+    colo_arrival_state_t st;
+    colo_error_t err;
+    colo_error_clear(&err);
+    cr_assert_eq(colo_arrival_start(c, &st, &err), 0);
+    colo_time_t now = 0, at;
+    int count, n = 0;
+    while (colo_arrival_next(c, &st, NULL, now, &at, &count, &err) == 0) {
+        now = at;
+        n++;
+    }
+    cr_assert_eq(err.code, 0, "%s", err.text);
+    colo_arrival_stop(&st);
+    *last = now;
+    return n;
+}
+
+Test(arrival, replay_scales_time_and_keeps_to_its_window)
+{
+    const char *path = shared("mooncake_fast25/conversation_trace.jsonl");
+    colo_arrival_cfg_t c = replay_cfg(path, COLO_LOG_MOONCAKE);
+    colo_time_t last1, last2, lastw;
+    cr_assert_eq(count_replay(&c, &last1), 12031);
+    c.scale = 2;
+    cr_assert_eq(count_replay(&c, &last2), 12031);
+    cr_assert(llabs(last2 * 2 - last1) <= 2, "twice as fast: %lld vs %lld", (long long)last2,
+              (long long)last1);
+    c.scale = 1;
+    c.start = COLO_S(600);
+    c.window = COLO_S(600);
+    int in_window = count_replay(&c, &lastw);
+    cr_assert(in_window > 1000 && in_window < 12031, "%d arrivals in 600 s", in_window);
+    cr_assert_lt(lastw, COLO_S(600));
+    free(c.path);
+}
+
+Test(arrival, a_malformed_log_names_its_file_and_line)
+{
+    char path[] = "/tmp/colosim-log-XXXXXX";
+    int fd = mkstemp(path);
+    FILE *f = fdopen(fd, "w");
+    fputs("TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:17:03.9,1,1\nnot a time,1,1\n",
+          f);
+    fclose(f);
+    colo_arrival_cfg_t c = replay_cfg(path, COLO_LOG_AZURE);
+    colo_arrival_state_t st;
+    colo_error_t err;
+    colo_error_clear(&err);
+    colo_arrival_start(&c, &st, &err);
+    colo_time_t at;
+    int count;
+    cr_assert_eq(colo_arrival_next(&c, &st, NULL, 0, &at, &count, &err), 0);
+    cr_assert_lt(colo_arrival_next(&c, &st, NULL, 0, &at, &count, &err), 0);
+    cr_assert_eq(err.line, 3);
+    cr_assert_str_eq(err.key, "TIMESTAMP");
+    colo_arrival_stop(&st);
+    unlink(path);
+    free(c.path);
+}
+
+/* Closed loop through whole runs. */
+Test(arrival, one_closed_loop_client_never_queues)
+{
+    test_run_t r = run_scenario(src_path("tests/fixtures/closed_loop.cfg"), NULL, 0);
+    json_t *a = result_tenant(&r, 0);
+    /* one request at a time, back to back: latency = 600 us alone, 1/0.6 ms throughput */
+    cr_assert_float_eq(result_num(json_object_get(a, "latency_ms"), "max"), 0.6, 1e-9);
+    cr_assert_float_eq(result_num(a, "throughput_rps"), 1e3 / 0.6, 2);
+    run_free(&r);
+}
+
+Test(arrival, four_closed_loop_clients_saturate_and_wait_for_each_other)
+{
+    const char *sets[] = {"tenants.a.arrival.clients=4"};
+    test_run_t r = run_scenario(src_path("tests/fixtures/closed_loop.cfg"), sets, 1);
+    json_t *a = result_tenant(&r, 0);
+    cr_assert_float_eq(result_num(a, "throughput_rps"), 1e3 / 0.6, 2, "still one GPU");
+    cr_assert_float_eq(result_num(json_object_get(a, "latency_ms"), "p50"), 2.4, 1e-6,
+                       "each waits behind the other three");
+    run_free(&r);
+}
+
+Test(arrival, mlperf_offline_queues_all_samples_at_t0)
+{
+    test_run_t r = run_scenario(src_path("tests/fixtures/mlperf_offline.cfg"), NULL, 0);
+    json_t *a = result_tenant(&r, 0);
+    cr_assert_eq(json_integer_value(json_object_get(a, "arrived")), 1000);
+    cr_assert_eq(json_integer_value(json_object_get(a, "completed")), 1000);
+    /* served one after another: the last waits for all 1000 x 0.6 ms, after loading the
+     * context once (43 us) */
+    cr_assert_float_eq(result_num(json_object_get(a, "latency_ms"), "max"), 600.043, 1e-6);
+    run_free(&r);
+}
