@@ -387,7 +387,7 @@ static int cmd_check(int argc, char **argv)
         colo_error_t err;
         colo_error_clear(&err);
         colo_place_rates_t pr = colo_tenant_place_rates(sc, i);
-        if (colo_tenant_times(t, g, pr, NULL, &alone, &err)) {
+        if (colo_tenant_isolated(sc, i, &alone, &err)) {
             print_error(&err);
             colo_scenario_free(sc);
             return EXIT_INPUT;
@@ -395,9 +395,20 @@ static int cmd_check(int argc, char **argv)
         double load = colo_arrival_rate(&t->arrival) * COLO_TO_S(alone);
         char arr[600];
         colo_arrival_describe(&t->arrival, arr, sizeof arr);
-        printf("  %-14s trace %s\n", t->name, t->trace_path);
-        printf("  %-14s   %s, batch %d: %zu kernels, %zu copies, measured on %s\n", "", tr->model,
-               tr->batch, tr->n_kernels, tr->n_copies, tr->gpu);
+        for (size_t v = 0; v < t->n_variants; v++) {
+            tr = t->variants[v].trace;
+            printf("  %-14s %s %s\n", v ? "" : t->name, v ? "      " : "trace",
+                   t->variants[v].path);
+            printf("  %-14s   %s, batch %d: %zu kernels, %zu copies, measured on %s\n", "",
+                   tr->model, tr->batch, tr->n_kernels, tr->n_copies, tr->gpu);
+        }
+        tr = t->trace;
+        if (t->max_batch > 0)
+            printf("  %-14s   dynamic batching: up to %d requests, waiting at most %g ms\n", "",
+                   t->max_batch, COLO_TO_MS(t->max_delay));
+        if (t->queue_limit > 0 || t->deadline > 0)
+            printf("  %-14s   queue limit %lld, deadline %g ms\n", "", t->queue_limit,
+                   COLO_TO_MS(t->deadline));
         char where[160] = "";
         if (sc->sharing.mode == COLO_SHARE_MIG)
             snprintf(where, sizeof where, "instance %s, ", sc->sharing.instances[t->instance].name);

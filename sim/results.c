@@ -58,19 +58,22 @@ static json_t *tenant_json(const colo_sim_t *sim, const colo_tenant_run_t *t)
     json_t *att = (c->slo > 0 && t->arrived) ? json_real((double)t->slo_met / (double)t->arrived)
                                              : json_null();
     json_t *place = placement_json(sim, t);
-    return json_pack("{s:s,s:s,s:i,s:s,s:{s:s,s:f},s:o,s:o,s:f,s:I,s:I,s:I,s:{s:I,s:I},s:I,s:I,"
-                     "s:o,s:f,s:o,s:f}",
-                     "name", c->name, "model", c->trace->model, "batch", c->trace->batch, "trace",
-                     c->trace_path, "arrival", "process", c->arrival.ops->name, "rate",
-                     colo_arrival_rate(&c->arrival), "slo_ms", slo, "placement", place,
-                     "isolated_ms", COLO_TO_MS(t->isolated), "arrived", (json_int_t)t->arrived,
-                     "completed", (json_int_t)t->completed, "dropped", (json_int_t)t->dropped,
-                     "dropped_by_reason", "fault", (json_int_t)t->dropped_by[COLO_DROP_FAULT],
-                     "unavailable", (json_int_t)t->dropped_by[COLO_DROP_UNAVAILABLE], "in_flight",
-                     (json_int_t)in_flight, "faults", (json_int_t)t->faults, "latency_ms",
-                     latency_json(&lat), "throughput_rps",
-                     (double)t->finished_in_window / COLO_TO_S(window), "slo_attainment", att,
-                     "gpu_share", fraction(t->gpu_time, window));
+    return json_pack(
+        "{s:s,s:s,s:i,s:s,s:{s:s,s:f},s:o,s:o,s:f,s:I,s:I,s:I,s:{s:I,s:I,s:I,s:I},s:I,s:I,"
+        "s:o,s:f,s:o,s:f,s:I,s:f}",
+        "name", c->name, "model", c->trace->model, "batch", c->trace->batch, "trace", c->trace_path,
+        "arrival", "process", c->arrival.ops->name, "rate", colo_arrival_rate(&c->arrival),
+        "slo_ms", slo, "placement", place, "isolated_ms", COLO_TO_MS(t->isolated), "arrived",
+        (json_int_t)t->arrived, "completed", (json_int_t)t->completed, "dropped",
+        (json_int_t)t->dropped, "dropped_by_reason", "fault",
+        (json_int_t)t->dropped_by[COLO_DROP_FAULT], "unavailable",
+        (json_int_t)t->dropped_by[COLO_DROP_UNAVAILABLE], "queue_full",
+        (json_int_t)t->dropped_by[COLO_DROP_QUEUE_FULL], "deadline",
+        (json_int_t)t->dropped_by[COLO_DROP_DEADLINE], "in_flight", (json_int_t)in_flight, "faults",
+        (json_int_t)t->faults, "latency_ms", latency_json(&lat), "throughput_rps",
+        (double)t->finished_in_window / COLO_TO_S(window), "slo_attainment", att, "gpu_share",
+        fraction(t->gpu_time, window), "batches", (json_int_t)t->batches, "mean_batch",
+        t->batches ? (double)t->batched / (double)t->batches : 0.0);
 }
 
 json_t *colo_results_json(const colo_sim_t *sim, const char *const *overrides, size_t n)

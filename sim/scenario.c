@@ -194,21 +194,146 @@ static int valid_name(const char *s)
     return 1;
 }
 
+/* One trace file of a tenant: loaded once per scenario, every kernel placed on its GPU. */
+static int read_variant(const colo_cfg_reader_t *r, const config_setting_t *at, colo_scenario_t *sc,
+                        const char *file, colo_variant_t *v)
+{
+    int rc = path_join(sc->dir, file, &v->path);
+    if (rc) return rc;
+    struct stat st;
+    int serr = stat(v->path, &st) != 0 ? errno : 0;
+    if (serr || !S_ISREG(st.st_mode))
+        return colo_cfg_error(r, at, COLO_ENOENT, "cannot open trace '%s': %s", v->path,
+                              serr ? strerror(serr) : "not a regular file");
+    size_t idx;
+    if ((rc = intern_trace(sc, v->path, &idx, r->err))) return rc;
+    v->trace = sc->traces[idx];
+    v->gpu = sc->trace_gpus[idx];
+    /* every kernel must fit on the scenario's GPU (and on the one it was traced on) */
+    for (size_t k = 0; k < v->trace->n_ops; k++) {
+        colo_kernel_work_t w;
+        if (v->trace->ops[k].type == COLO_OP_KERNEL &&
+            (rc = colo_kernel_work(&v->trace->ops[k], v->gpu, sc->gpu, &w, v->trace->path, k,
+                                   r->err)))
+            return rc;
+    }
+    return 0;
+}
+
+/* trace = "FILE"; or traces = ( "FILE", ... ) for the same model at several batch sizes. */
+static int read_variants(const colo_cfg_reader_t *r, const config_setting_t *t, colo_scenario_t *sc,
+                         colo_tenant_cfg_t *tc)
+{
+    const config_setting_t *one = config_setting_get_member(t, "trace");
+    const config_setting_t *many = config_setting_get_member(t, "traces");
+    int rc;
+    if (one && many) return colo_cfg_error(r, many, COLO_EINVAL, "give trace or traces, not both");
+    if (!many) {
+        const char *file;
+        if ((rc = colo_cfg_string(r, t, "trace", REQ, &file))) return rc;
+        if (!(tc->variants = colo_calloc(1, sizeof *tc->variants))) return COLO_ENOMEM;
+        tc->n_variants = 1;
+        rc = read_variant(r, one, sc, file, &tc->variants[0]);
+    } else {
+        const config_setting_t *l;
+        if ((rc = colo_cfg_aggregate(r, t, "traces", REQ, CONFIG_TYPE_LIST, &l))) return rc;
+        int n = config_setting_length(l);
+        if (n < 1 || n > 64) return colo_cfg_error(r, l, COLO_EINVAL, "list 1 to 64 traces");
+        if (!(tc->variants = colo_calloc((size_t)n, sizeof *tc->variants))) return COLO_ENOMEM;
+        for (int k = 0; k < n && !rc; k++) {
+            const config_setting_t *e = config_setting_get_elem(l, (unsigned)k);
+            if (config_setting_type(e) != CONFIG_TYPE_STRING)
+                return colo_cfg_error(r, e, COLO_EINVAL, "each trace is a file name");
+            tc->n_variants = (size_t)k + 1;
+            rc = read_variant(r, e, sc, config_setting_get_string(e), &tc->variants[k]);
+            for (int j = 0; j < k && !rc; j++) {
+                const colo_trace_t *a = tc->variants[j].trace, *b = tc->variants[k].trace;
+                if (a->batch == b->batch)
+                    rc = colo_cfg_error(r, e, COLO_EINVAL, "two traces of batch %d", a->batch);
+                else if (strcmp(a->model, b->model))
+                    rc = colo_cfg_error(r, e, COLO_EINVAL,
+                                        "traces of one tenant are one model ('%s', not '%s')",
+                                        a->model, b->model);
+            }
+        }
+        /* ascending batch sizes (insertion sort: a handful) */
+        for (size_t k = 1; k < tc->n_variants && !rc; k++)
+            for (size_t j = k;
+                 j > 0 && tc->variants[j - 1].trace->batch > tc->variants[j].trace->batch; j--) {
+                colo_variant_t tmp = tc->variants[j];
+                tc->variants[j] = tc->variants[j - 1];
+                tc->variants[j - 1] = tmp;
+            }
+    }
+    if (rc) return rc;
+    tc->trace = tc->variants[0].trace;
+    tc->trace_gpu = tc->variants[0].gpu;
+    return (tc->trace_path = colo_strdup(tc->variants[0].path)) ? 0 : COLO_ENOMEM;
+}
+
+/* batching = { max_batch; max_delay_ms; }; queue_limit; deadline_ms */
+static int read_batching(const colo_cfg_reader_t *r, const config_setting_t *t,
+                         colo_tenant_cfg_t *tc)
+{
+    static const char *const keys[] = {"max_batch", "max_delay_ms", NULL};
+    const config_setting_t *b;
+    long long v;
+    double ms;
+    int rc = colo_cfg_aggregate(r, t, "batching", 0, CONFIG_TYPE_GROUP, &b);
+    if (rc < 0) return rc;
+    if (b) {
+        if ((rc = colo_cfg_check_keys(r, b, keys)) ||
+            (rc = colo_cfg_int(r, b, "max_batch", POS, &v)))
+            return rc;
+        int largest = tc->variants[tc->n_variants - 1].trace->batch;
+        if (v > largest)
+            return colo_cfg_error(r, config_setting_get_member(b, "max_batch"), COLO_ERANGE,
+                                  "%lld is more than the largest traced batch (%d): add a trace "
+                                  "of that batch size to traces",
+                                  v, largest);
+        tc->max_batch = (int)v;
+        ms = 0;
+        if ((rc = colo_cfg_double(r, b, "max_delay_ms", COLO_CFG_NONNEG, &ms)) < 0) return rc;
+        if (ms > 1e6)
+            return colo_cfg_error(r, config_setting_get_member(b, "max_delay_ms"), COLO_ERANGE,
+                                  "too long");
+        tc->max_delay = colo_time_from_ns(ms * 1e6);
+    }
+    if ((rc = colo_cfg_int(r, t, "queue_limit", COLO_CFG_POSITIVE, &tc->queue_limit)) < 0)
+        return rc;
+    ms = 0;
+    if ((rc = colo_cfg_double(r, t, "deadline_ms", COLO_CFG_POSITIVE, &ms)) < 0) return rc;
+    if (ms > 1e9)
+        return colo_cfg_error(r, config_setting_get_member(t, "deadline_ms"), COLO_ERANGE,
+                              "too long");
+    tc->deadline = colo_time_from_ns(ms * 1e6);
+    return 0;
+}
+
 static int read_tenant(const colo_cfg_reader_t *r, const config_setting_t *t, colo_scenario_t *sc,
                        size_t i)
 {
-    static const char *const keys[] = {"name",       "trace",
-                                       "arrival",    "slo_ms",
-                                       "memory_gib", "active_thread_percentage",
-                                       "priority",   "memory_limit_gib",
-                                       "sms",        "instance",
+    static const char *const keys[] = {"name",
+                                       "trace",
+                                       "traces",
+                                       "arrival",
+                                       "slo_ms",
+                                       "memory_gib",
+                                       "active_thread_percentage",
+                                       "priority",
+                                       "memory_limit_gib",
+                                       "sms",
+                                       "instance",
+                                       "batching",
+                                       "queue_limit",
+                                       "deadline_ms",
                                        NULL};
     colo_tenant_cfg_t *tc = &sc->tenants[i];
     if (!config_setting_is_group(t))
         return colo_cfg_error(r, t, COLO_EINVAL, "each tenant must be a group { ... }");
     int rc = colo_cfg_check_keys(r, t, keys);
     if (rc) return rc;
-    const char *name, *trace;
+    const char *name;
     if ((rc = colo_cfg_string(r, t, "name", REQ, &name))) return rc;
     const config_setting_t *ns = config_setting_get_member(t, "name");
     if (!valid_name(name) || strlen(name) > 64)
@@ -219,26 +344,8 @@ static int read_tenant(const colo_cfg_reader_t *r, const config_setting_t *t, co
             return colo_cfg_error(r, ns, COLO_EINVAL, "tenant name '%s' is used twice", name);
     if (!(tc->name = colo_strdup(name))) return COLO_ENOMEM;
 
-    if ((rc = colo_cfg_string(r, t, "trace", REQ, &trace))) return rc;
-    if ((rc = path_join(sc->dir, trace, &tc->trace_path))) return rc;
-    struct stat st;
-    int serr = stat(tc->trace_path, &st) != 0 ? errno : 0;
-    if (serr || !S_ISREG(st.st_mode))
-        return colo_cfg_error(r, config_setting_get_member(t, "trace"), COLO_ENOENT,
-                              "cannot open trace '%s': %s", tc->trace_path,
-                              serr ? strerror(serr) : "not a regular file");
-    size_t idx;
-    if ((rc = intern_trace(sc, tc->trace_path, &idx, r->err))) return rc;
-    tc->trace = sc->traces[idx];
-    tc->trace_gpu = sc->trace_gpus[idx];
-    /* every kernel must fit on the scenario's GPU (and on the one it was traced on) */
-    for (size_t k = 0; k < tc->trace->n_ops; k++) {
-        colo_kernel_work_t w;
-        if (tc->trace->ops[k].type == COLO_OP_KERNEL &&
-            (rc = colo_kernel_work(&tc->trace->ops[k], tc->trace_gpu, sc->gpu, &w, tc->trace->path,
-                                   k, r->err)))
-            return rc;
-    }
+    if ((rc = read_variants(r, t, sc, tc))) return rc;
+    if ((rc = read_batching(r, t, tc))) return rc;
 
     const config_setting_t *a;
     if ((rc = colo_cfg_aggregate(r, t, "arrival", REQ, CONFIG_TYPE_GROUP, &a))) return rc;
@@ -409,6 +516,9 @@ void colo_scenario_free(colo_scenario_t *sc)
     for (size_t i = 0; i < sc->n_tenants; i++) {
         colo_free(sc->tenants[i].name);
         colo_free(sc->tenants[i].trace_path);
+        for (size_t k = 0; k < sc->tenants[i].n_variants; k++)
+            colo_free(sc->tenants[i].variants[k].path);
+        colo_free(sc->tenants[i].variants);
         colo_free(sc->tenants[i].instance_name);
         colo_arrival_cfg_fini(&sc->tenants[i].arrival);
     }

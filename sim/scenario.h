@@ -33,6 +33,13 @@ typedef struct colo_fault {
     colo_time_t at;
 } colo_fault_t;
 
+/* One of a tenant's traces: the same model measured at one batch size. */
+typedef struct colo_variant {
+    const colo_trace_t *trace; /* borrowed from the scenario's trace table */
+    const colo_gpu_t *gpu;     /* the GPU it was measured on (borrowed, ditto) */
+    char *path;
+} colo_variant_t;
+
 typedef struct colo_tenant_cfg {
     char *name;
     char *trace_path;            /* resolved against the scenario's folder */
@@ -42,6 +49,14 @@ typedef struct colo_tenant_cfg {
     double slo_ms; /* 0: no SLO given */
     colo_time_t slo;
     double memory_gib; /* device memory it holds; 0: not given */
+    /* traces by batch size, ascending; variants[0] is also trace/trace_gpu/trace_path */
+    size_t n_variants;
+    colo_variant_t *variants;
+    /* dynamic batching: requests are samples, up to max_batch run together (0: off) */
+    int max_batch;
+    colo_time_t max_delay; /* the oldest waits at most this for a batch to fill */
+    long long queue_limit; /* requests waiting at most (0: unbounded) */
+    colo_time_t deadline;  /* a request still waiting after this is dropped (0: none) */
     /* MPS */
     int active_thread_percentage; /* 100 when not given */
     int priority;                 /* 0 normal, 1 below normal */

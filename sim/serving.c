@@ -8,7 +8,8 @@
 
 const char *colo_drop_reason_name(colo_drop_reason_t r)
 {
-    return r == COLO_DROP_FAULT ? "fault" : "unavailable";
+    static const char *const names[] = {"fault", "unavailable", "queue_full", "deadline"};
+    return r < COLO_DROP_REASONS ? names[r] : "?";
 }
 
 /* ---- placement ---- */
@@ -29,17 +30,17 @@ colo_place_rates_t colo_tenant_place_rates(const colo_scenario_t *sc, size_t i)
     return p;
 }
 
-int colo_tenant_times(const colo_tenant_cfg_t *cfg, const colo_gpu_t *gpu, colo_place_rates_t rates,
-                      colo_time_t *op_time, colo_time_t *isolated, colo_error_t *err)
+int colo_variant_times(const colo_variant_t *v, const colo_gpu_t *gpu, colo_place_rates_t rates,
+                       colo_time_t *op_time, colo_time_t *total, colo_error_t *err)
 {
-    const colo_trace_t *tr = cfg->trace;
+    const colo_trace_t *tr = v->trace;
     colo_time_t host = 0, gpu_end = 0;
     for (size_t i = 0; i < tr->n_ops; i++) {
         const colo_op_t *op = &tr->ops[i];
         colo_time_t d;
         if (op->type == COLO_OP_KERNEL) {
             colo_kernel_work_t w;
-            int rc = colo_kernel_work(op, cfg->trace_gpu, gpu, &w, tr->path, i, err);
+            int rc = colo_kernel_work(op, v->gpu, gpu, &w, tr->path, i, err);
             if (rc) return rc;
             double t = colo_kernel_alone_ns(&w, rates.sms, rates.dram_rate, w.dram_bytes);
             double t_l2 = w.l2_bytes / rates.l2_rate;
@@ -54,7 +55,43 @@ int colo_tenant_times(const colo_tenant_cfg_t *cfg, const colo_gpu_t *gpu, colo_
         gpu_end = start + d;
         if (op->type == COLO_OP_COPY) host = gpu_end; /* synchronous copy */
     }
-    *isolated = gpu_end;
+    *total = gpu_end;
+    return 0;
+}
+
+void colo_batch_variant(const colo_tenant_cfg_t *c, const colo_time_t *totals, int b, size_t *k,
+                        double *f)
+{
+    size_t n = c->n_variants;
+    *f = 1.0;
+    *k = 0;
+    if (c->max_batch == 0 || n == 1) return;
+    size_t j = 0;
+    while (j + 1 < n && c->variants[j].trace->batch < b)
+        j++;
+    *k = j;
+    int hi = c->variants[j].trace->batch;
+    if (j == 0 || hi <= b) return;
+    int lo = c->variants[j - 1].trace->batch;
+    double t = (double)totals[j - 1] +
+               (double)(b - lo) / (double)(hi - lo) * (double)(totals[j] - totals[j - 1]);
+    *f = t / (double)totals[j];
+}
+
+int colo_tenant_isolated(const colo_scenario_t *sc, size_t i, colo_time_t *isolated,
+                         colo_error_t *err)
+{
+    const colo_tenant_cfg_t *c = &sc->tenants[i];
+    colo_time_t totals[64];
+    colo_place_rates_t pr = colo_tenant_place_rates(sc, i);
+    for (size_t k = 0; k < c->n_variants && k < 64; k++) {
+        int rc = colo_variant_times(&c->variants[k], sc->gpu, pr, NULL, &totals[k], err);
+        if (rc) return rc;
+    }
+    size_t k;
+    double f;
+    colo_batch_variant(c, totals, 1, &k, &f);
+    *isolated = colo_time_from_ns((double)totals[k] * f);
     return 0;
 }
 
@@ -99,8 +136,14 @@ static void run_kernel(colo_tenant_run_t *t)
     if (sim->kernels_running++ == 0) sim->busy_since = sim->eq.now;
     t->kernel_since = sim->eq.now;
     t->kernel_running = true;
-    fail(sim, colo_hw_kernel_start(&sim->hw, &t->work[t->cur_op], t->place, t->kernel_left,
-                                   on_hw_kernel_done, t, (int64_t)t->incarnation, &t->kernel));
+    colo_kernel_work_t w = t->var[t->cur_var].work[t->cur_op];
+    if (t->cur_scale != 1.0) { /* a batch between two traced sizes */
+        w.wave_ns *= t->cur_scale;
+        w.dram_bytes *= t->cur_scale;
+        w.l2_bytes *= t->cur_scale;
+    }
+    fail(sim, colo_hw_kernel_start(&sim->hw, &w, t->place, t->kernel_left, on_hw_kernel_done, t,
+                                   (int64_t)t->incarnation, &t->kernel));
     if (t->kernel && t->weight != 1.0)
         fail(sim, colo_hw_kernel_weight(&sim->hw, t->kernel, t->weight));
 }
@@ -143,39 +186,95 @@ static void on_ts_done(void *obj, size_t ctx)
 
 static void issue_op(colo_tenant_run_t *t);
 
-static void start_next_request(colo_tenant_run_t *t)
+static void client_done(colo_tenant_run_t *t, int32_t client);
+static void drop(colo_tenant_run_t *t, colo_time_t arrival, colo_drop_reason_t why);
+static void maybe_start(colo_tenant_run_t *t);
+
+static struct colo_request pop_request(colo_tenant_run_t *t)
 {
-    t->cur_arrival = t->queue[t->qhead].arrival;
-    t->cur_client = t->queue[t->qhead].client;
+    struct colo_request q = t->queue[t->qhead];
     t->qhead = (t->qhead + 1) % t->qcap;
     t->qlen--;
+    return q;
+}
+
+/* Takes up to max_batch waiting requests (one without batching) and runs the trace for them. */
+static void start_batch(colo_tenant_run_t *t)
+{
+    colo_sim_t *sim = t->sim;
+    const colo_tenant_cfg_t *c = t->cfg;
+    colo_time_t now = sim->eq.now;
+    while (t->qlen && c->deadline > 0 && now - t->queue[t->qhead].arrival > c->deadline) {
+        struct colo_request q = pop_request(t); /* waited too long to be worth serving */
+        drop(t, q.arrival, COLO_DROP_DEADLINE);
+        client_done(t, q.client);
+    }
+    if (!t->qlen) return;
+    int max = c->max_batch > 0 ? c->max_batch : 1;
+    t->n_batch = 0;
+    while (t->qlen && t->n_batch < max)
+        t->batch[t->n_batch++] = pop_request(t);
+    colo_batch_variant(c, t->totals, t->n_batch, &t->cur_var, &t->cur_scale);
+    if (in_window(sim, now)) {
+        t->batches++;
+        t->batched += (uint64_t)t->n_batch;
+    }
     t->busy = true;
     t->cur_op = 0;
-    t->host_clock = t->sim->eq.now;
+    t->host_clock = now;
     issue_op(t);
 }
 
-static void client_done(colo_tenant_run_t *t, int32_t client);
+static void on_batch_timer(void *obj, int64_t arg)
+{
+    colo_tenant_run_t *t = obj;
+    if ((uint64_t)arg != t->incarnation) return;
+    t->batch_timer = false;
+    if (!t->busy && !t->down && t->qlen) start_batch(t);
+}
+
+/* Starts a batch when the tenant is idle and has work: at once without batching or when a full
+ * batch waits; otherwise when the oldest request has waited max_delay. */
+static void maybe_start(colo_tenant_run_t *t)
+{
+    if (t->busy || t->down || !t->qlen) return;
+    const colo_tenant_cfg_t *c = t->cfg;
+    colo_sim_t *sim = t->sim;
+    colo_time_t due = t->queue[t->qhead].arrival + c->max_delay;
+    if (c->max_batch > 1 && (int)t->qlen < c->max_batch && due > sim->eq.now) {
+        if (!t->batch_timer) {
+            t->batch_timer = true;
+            fail(sim,
+                 colo_eq_schedule(&sim->eq, due, on_batch_timer, t, (int64_t)t->incarnation, NULL));
+        }
+        return;
+    }
+    start_batch(t);
+}
 
 static void request_done(colo_tenant_run_t *t)
 {
     colo_sim_t *sim = t->sim;
     colo_time_t now = sim->eq.now;
-    if (in_window(sim, now)) t->finished_in_window++;
-    if (in_window(sim, t->cur_arrival)) {
-        colo_time_t lat = now - t->cur_arrival;
-        t->completed++;
-        if (t->cfg->slo > 0 && lat <= t->cfg->slo) t->slo_met++;
-        fail(sim, colo_samples_push(&t->latency, lat));
-    }
     t->busy = false;
-    client_done(t, t->cur_client);
-    if (t->qlen && !t->busy) start_next_request(t);
+    for (int k = 0; k < t->n_batch; k++) {
+        struct colo_request q = t->batch[k];
+        if (in_window(sim, now)) t->finished_in_window++;
+        if (in_window(sim, q.arrival)) {
+            colo_time_t lat = now - q.arrival;
+            t->completed++;
+            if (t->cfg->slo > 0 && lat <= t->cfg->slo) t->slo_met++;
+            fail(sim, colo_samples_push(&t->latency, lat));
+        }
+        client_done(t, q.client);
+    }
+    t->n_batch = 0;
+    maybe_start(t);
 }
 
 static void op_done(colo_tenant_run_t *t)
 {
-    if (++t->cur_op == t->cfg->trace->n_ops)
+    if (++t->cur_op == t->cfg->variants[t->cur_var].trace->n_ops)
         request_done(t);
     else
         issue_op(t);
@@ -199,14 +298,16 @@ static void op_ready(void *obj, int64_t arg)
     colo_tenant_run_t *t = obj;
     if ((uint64_t)arg != t->incarnation) return;
     colo_sim_t *sim = t->sim;
-    const colo_op_t *op = &t->cfg->trace->ops[t->cur_op];
+    const colo_op_t *op = &t->cfg->variants[t->cur_var].trace->ops[t->cur_op];
     if (op->type == COLO_OP_COPY) {
         struct colo_pcie_dir *p = &sim->pcie[op->dir];
         if (p->active++ == 0) p->since = sim->eq.now;
         fail(sim, colo_hw_copy_start(&sim->hw, op->dir, op->bytes, t->dom->ce, on_copy_done, t,
                                      (int64_t)((t->incarnation << 1) | (uint64_t)op->dir)));
     } else if (t->dom->kind == COLO_DOM_TIMESLICE) {
-        fail(sim, colo_ts_submit(&t->dom->ts, t->ctx, t->op_time[t->cur_op]));
+        fail(sim, colo_ts_submit(&t->dom->ts, t->ctx,
+                                 colo_time_from_ns((double)t->var[t->cur_var].op_time[t->cur_op] *
+                                                   t->cur_scale)));
     } else {
         run_kernel(t);
     }
@@ -214,7 +315,7 @@ static void op_ready(void *obj, int64_t arg)
 
 static void issue_op(colo_tenant_run_t *t)
 {
-    const colo_op_t *op = &t->cfg->trace->ops[t->cur_op];
+    const colo_op_t *op = &t->cfg->variants[t->cur_var].trace->ops[t->cur_op];
     colo_time_t now = t->sim->eq.now;
     t->host_clock += op->gap;
     if (t->host_clock > now)
@@ -265,9 +366,13 @@ static void on_arrival(void *obj, int64_t arg)
             drop(t, now, COLO_DROP_UNAVAILABLE);
             continue;
         }
+        if (t->cfg->queue_limit > 0 && (long long)t->qlen >= t->cfg->queue_limit) {
+            drop(t, now, COLO_DROP_QUEUE_FULL);
+            continue;
+        }
         fail(sim, push_request(t, now, -1));
     }
-    if (!t->busy && t->qlen) start_next_request(t);
+    maybe_start(t);
 }
 
 static void next_arrival(colo_tenant_run_t *t, colo_time_t now)
@@ -299,12 +404,17 @@ static void on_query(void *obj, int64_t arg)
         return;
     }
     int n = t->cfg->arrival.per_query;
+    t->outstanding[c] += n;
     for (int k = 0; k < n; k++) {
         if (in_window(sim, now)) t->arrived++;
+        if (t->cfg->queue_limit > 0 && (long long)t->qlen >= t->cfg->queue_limit) {
+            drop(t, now, COLO_DROP_QUEUE_FULL);
+            client_done(t, c);
+            continue;
+        }
         fail(sim, push_request(t, now, c));
     }
-    t->outstanding[c] += n;
-    if (!t->busy && t->qlen) start_next_request(t);
+    maybe_start(t);
 }
 
 /* One of client's requests has been answered or dropped; when its whole query is, it thinks
@@ -340,12 +450,13 @@ static void crash(colo_tenant_run_t *t)
     t->kernel_left = 1.0;
     t->down = true;
     t->up_at = sim->eq.now + sim->sc->sharing.recovery;
-    bool was_busy = t->busy;
     t->busy = false;
-    if (was_busy) {
-        drop(t, t->cur_arrival, COLO_DROP_FAULT);
-        client_done(t, t->cur_client);
+    t->batch_timer = false; /* a pending timer carries the old incarnation */
+    for (int k = 0; k < t->n_batch; k++) {
+        drop(t, t->batch[k].arrival, COLO_DROP_FAULT);
+        client_done(t, t->batch[k].client);
     }
+    t->n_batch = 0;
     while (t->qlen) {
         struct colo_request q = t->queue[t->qhead];
         t->qhead = (t->qhead + 1) % t->qcap;
@@ -468,23 +579,40 @@ int colo_sim_new(const colo_scenario_t *sc, colo_sim_t **out, colo_error_t *err)
         t->kernel_left = 1.0;
         t->rng = colo_rng_new(sc->seed, t->cfg->name);
         t->queue = colo_malloc(t->qcap * sizeof *t->queue);
-        size_t n_ops = t->cfg->trace->n_ops;
-        t->op_time = colo_malloc(n_ops * sizeof *t->op_time);
-        t->work = colo_calloc(n_ops, sizeof *t->work);
-        if (!t->rng || !t->queue || !t->op_time || !t->work) goto fail;
+        size_t nv = t->cfg->n_variants;
+        t->var = colo_calloc(nv, sizeof *t->var);
+        t->totals = colo_calloc(nv, sizeof *t->totals);
+        t->batch =
+            colo_calloc((size_t)(t->cfg->max_batch > 0 ? t->cfg->max_batch : 1), sizeof *t->batch);
+        if (!t->rng || !t->queue || !t->var || !t->totals || !t->batch) goto fail;
+        for (size_t k = 0; k < nv; k++) {
+            size_t n_ops = t->cfg->variants[k].trace->n_ops;
+            t->var[k].op_time = colo_malloc(n_ops * sizeof *t->var[k].op_time);
+            t->var[k].work = colo_calloc(n_ops, sizeof *t->var[k].work);
+            if (!t->var[k].op_time || !t->var[k].work) goto fail;
+        }
         int clients = t->cfg->arrival.clients;
         if (clients > 0 && !(t->outstanding = colo_calloc((size_t)clients, sizeof(int)))) goto fail;
     }
     if ((rc = build_domains(sim))) goto fail;
     for (size_t i = 0; i < sim->n; i++) {
         colo_tenant_run_t *t = &sim->t[i];
-        const colo_trace_t *tr = t->cfg->trace;
-        rc = colo_tenant_times(t->cfg, sc->gpu, colo_tenant_place_rates(sc, i), t->op_time,
-                               &t->isolated, err);
-        for (size_t k = 0; k < tr->n_ops && !rc; k++)
-            if (tr->ops[k].type == COLO_OP_KERNEL)
-                rc = colo_kernel_work(&tr->ops[k], t->cfg->trace_gpu, sc->gpu, &t->work[k],
-                                      tr->path, k, err);
+        colo_place_rates_t pr = colo_tenant_place_rates(sc, i);
+        for (size_t v = 0; v < t->cfg->n_variants && !rc; v++) {
+            const colo_variant_t *var = &t->cfg->variants[v];
+            const colo_trace_t *tr = var->trace;
+            rc = colo_variant_times(var, sc->gpu, pr, t->var[v].op_time, &t->totals[v], err);
+            for (size_t k = 0; k < tr->n_ops && !rc; k++)
+                if (tr->ops[k].type == COLO_OP_KERNEL)
+                    rc = colo_kernel_work(&tr->ops[k], var->gpu, sc->gpu, &t->var[v].work[k],
+                                          tr->path, k, err);
+        }
+        if (!rc) {
+            size_t k;
+            double f;
+            colo_batch_variant(t->cfg, t->totals, 1, &k, &f);
+            t->isolated = colo_time_from_ns((double)t->totals[k] * f);
+        }
         if (rc) {
             colo_sim_free(sim);
             return rc;
@@ -562,8 +690,13 @@ void colo_sim_free(colo_sim_t *sim)
             colo_free(t->queue);
             colo_free(t->outstanding);
             colo_arrival_stop(&t->arrivals);
-            colo_free(t->op_time);
-            colo_free(t->work);
+            for (size_t k = 0; t->var && k < t->cfg->n_variants; k++) {
+                colo_free(t->var[k].op_time);
+                colo_free(t->var[k].work);
+            }
+            colo_free(t->var);
+            colo_free(t->totals);
+            colo_free(t->batch);
             colo_samples_fini(&t->latency);
         }
         colo_free(sim->t);

@@ -19,6 +19,8 @@ struct colo_sim;
 typedef enum {
     COLO_DROP_FAULT,       /* in flight or queued in a process (or MPS server) that crashed */
     COLO_DROP_UNAVAILABLE, /* arrived while its process or server was recovering */
+    COLO_DROP_QUEUE_FULL,  /* arrived to a full queue (queue_limit) */
+    COLO_DROP_DEADLINE,    /* waited longer than deadline_ms before being served */
     COLO_DROP_REASONS
 } colo_drop_reason_t;
 
@@ -52,12 +54,16 @@ typedef struct colo_tenant_run {
     const colo_tenant_cfg_t *cfg;
     gsl_rng *rng;
     colo_domain_t *dom;
-    size_t ctx;               /* its index in dom->members */
-    colo_hw_place_t place;    /* where its kernels run */
-    double weight;            /* in the solver: MPS priority */
-    colo_kernel_work_t *work; /* per op (kernels only) on this GPU */
-    colo_time_t *op_time;     /* per op alone at its place: kernel duration, or copy time */
-    colo_time_t isolated;     /* one request alone, start to finish */
+    size_t ctx;            /* its index in dom->members */
+    colo_hw_place_t place; /* where its kernels run */
+    double weight;         /* in the solver: MPS priority */
+    /* per trace (batch size) of the tenant: per op, alone at its place */
+    struct colo_variant_run {
+        colo_time_t *op_time;     /* kernel duration or copy time */
+        colo_kernel_work_t *work; /* kernels only */
+    } * var;
+    colo_time_t *totals;  /* one run of each trace alone, for colo_batch_variant */
+    colo_time_t isolated; /* one request alone, start to finish */
     /* waiting requests: ring buffer */
     struct colo_request {
         colo_time_t arrival;
@@ -69,8 +75,12 @@ typedef struct colo_tenant_run {
     colo_time_t up_at;             /* while down: when it is back */
     /* the request being served */
     bool busy;
-    colo_time_t cur_arrival, host_clock;
-    int32_t cur_client;
+    struct colo_request *batch; /* the requests being served together */
+    int n_batch;
+    size_t cur_var;   /* the trace running them */
+    double cur_scale; /* its kernels' durations scaled to the batch size */
+    bool batch_timer; /* waiting for a batch to fill */
+    colo_time_t host_clock;
     size_t cur_op;
     colo_hw_kernel_t *kernel; /* its kernel on the hardware model, NULL when none runs */
     double kernel_left;       /* fraction of the current kernel's work left */
@@ -84,6 +94,7 @@ typedef struct colo_tenant_run {
     uint64_t arrived, completed, dropped, slo_met;
     uint64_t dropped_by[COLO_DROP_REASONS];
     uint64_t faults;
+    uint64_t batches, batched; /* executions, and the requests they carried (in the window) */
     /* requests of any arrival time that completed in [warmup, duration): the throughput */
     uint64_t finished_in_window;
     colo_time_t gpu_time; /* time its kernels ran, in the window */
@@ -135,11 +146,22 @@ typedef struct colo_place_rates {
  * or partition). */
 colo_place_rates_t colo_tenant_place_rates(const colo_scenario_t *sc, size_t i);
 
-/* Per-op times of tenant cfg's trace alone at rates on gpu (kernels from the kernel model,
- * copies at the link's full rate), into op_time (may be NULL), and the latency of one request
- * alone: ops in stream order, host gaps on the CPU's clock, copies synchronous. Errors when a
- * kernel cannot run on gpu. */
-int colo_tenant_times(const colo_tenant_cfg_t *cfg, const colo_gpu_t *gpu, colo_place_rates_t rates,
-                      colo_time_t *op_time, colo_time_t *isolated, colo_error_t *err);
+/* Per-op times of one of a tenant's traces alone at rates on gpu (kernels from the kernel model,
+ * copies at the link's full rate), into op_time (may be NULL), and the time of one run of it
+ * alone into *total: ops in stream order, host gaps on the CPU's clock, copies synchronous.
+ * Errors when a kernel cannot run on gpu. */
+int colo_variant_times(const colo_variant_t *v, const colo_gpu_t *gpu, colo_place_rates_t rates,
+                       colo_time_t *op_time, colo_time_t *total, colo_error_t *err);
+
+/* The trace that runs a batch of b requests, and the factor its kernel durations are scaled by:
+ * the trace of the smallest traced batch >= b (padding), scaled to the time interpolated
+ * linearly between the traced batches around b (docs/arrivals.md, "Batching"). totals[k] is
+ * trace k's time alone. Without batching a request is one run of the only trace. */
+void colo_batch_variant(const colo_tenant_cfg_t *c, const colo_time_t *totals, int b, size_t *k,
+                        double *f);
+
+/* One request alone on tenant i's part of the GPU: a batch of one. */
+int colo_tenant_isolated(const colo_scenario_t *sc, size_t i, colo_time_t *isolated,
+                         colo_error_t *err);
 
 #endif
