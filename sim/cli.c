@@ -2,6 +2,7 @@
 #include "alloc.h"
 #include "errors.h"
 #include "gpu.h"
+#include "import_kineto.h"
 #include "import_orion.h"
 #include "results.h"
 #include "scenario.h"
@@ -32,8 +33,8 @@ static const char usage_main[] =
     "  check FILE    validate a scenario and print the set-up it resolves to\n"
     "  gpus [NAME]   list the GPU descriptions, or print one with its MIG profiles\n"
     "  trace FILE    validate a kernel trace and summarise it\n"
-    "  import orion CSV -o TRACE.json\n"
-    "                convert an Orion per-kernel profile into a colosim trace\n"
+    "  import KIND FILE -o TRACE.json\n"
+    "                convert a profile (orion CSV, kineto PyTorch profiler trace) into a trace\n"
     "  version       print the version\n"
     "  help [COMMAND]\n"
     "\n"
@@ -81,11 +82,16 @@ static const char usage_trace[] =
     "it was measured on, kernels and copies, total kernel time, and its provenance.\n";
 
 static const char usage_import[] =
-    "usage: colosim import orion CSV -o TRACE.json [--model NAME] [--batch N] [--gpu NAME]\n"
+    "usage: colosim import KIND FILE -o TRACE.json [--model NAME] [--batch N] [--gpu NAME]\n"
+    "                      [--annotation TEXT [--occurrence N]]\n"
     "\n"
-    "Converts an Orion (EuroSys'24) per-kernel profile CSV into a colosim trace.\n"
-    "Model and batch default to what the file name says (resnet50_4_fwd.csv: resnet50, 4);\n"
-    "the GPU defaults to v100-sxm2, where Orion's published profiles were measured.\n";
+    "Converts a profile into a colosim trace (docs/traces.md). KIND:\n"
+    "  orion   Orion (EuroSys'24) per-kernel CSV. Model and batch default to what the file\n"
+    "          name says (resnet50_4_fwd.csv: resnet50, 4); the GPU to v100-sxm2.\n"
+    "  kineto  PyTorch profiler Chrome trace (.json or .json.gz): kernels with launch shapes,\n"
+    "          copies, host gaps. The GPU comes from deviceProperties; --annotation keeps only\n"
+    "          the GPU work launched inside the N-th user annotation (record_function) whose\n"
+    "          name contains TEXT, e.g. one forward pass.\n";
 
 static void print_error(const colo_error_t *e)
 {
@@ -576,12 +582,17 @@ static int cmd_trace(int argc, char **argv)
 static int cmd_import(int argc, char **argv)
 {
     static const struct option longopts[] = {
-        {"output", required_argument, NULL, 'o'}, {"model", required_argument, NULL, 'm'},
-        {"batch", required_argument, NULL, 'b'},  {"gpu", required_argument, NULL, 'g'},
-        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
+        {"output", required_argument, NULL, 'o'},
+        {"model", required_argument, NULL, 'm'},
+        {"batch", required_argument, NULL, 'b'},
+        {"gpu", required_argument, NULL, 'g'},
+        {"annotation", required_argument, NULL, 'a'},
+        {"occurrence", required_argument, NULL, 'n'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
-    const char *out = NULL, *model = NULL, *gpu = "v100-sxm2";
-    long batch = 0;
+    const char *out = NULL, *model = NULL, *gpu = NULL, *annotation = NULL;
+    long batch = 0, occurrence = 1;
     int c;
     optind = 1;
     opterr = 0;
@@ -597,12 +608,21 @@ static int cmd_import(int argc, char **argv)
         case 'g':
             gpu = optarg;
             break;
-        case 'b':
-            batch = strtol(optarg, &end, 10);
-            if (*end || batch < 1 || batch > 1000000)
-                return usage_error(usage_import, "--batch takes a positive integer, not '%s'",
-                                   optarg);
+        case 'a':
+            annotation = optarg;
             break;
+        case 'b':
+        case 'n': {
+            long v = strtol(optarg, &end, 10);
+            if (*end || v < 1 || v > 1000000)
+                return usage_error(usage_import, "--%s takes a positive integer, not '%s'",
+                                   c == 'b' ? "batch" : "occurrence", optarg);
+            if (c == 'b')
+                batch = v;
+            else
+                occurrence = v;
+            break;
+        }
         case 'h':
             fputs(usage_import, stdout);
             return 0;
@@ -610,29 +630,40 @@ static int cmd_import(int argc, char **argv)
             return usage_error(usage_import, "unknown or incomplete option '%s'", argv[optind - 1]);
         }
     }
-    if (argc - optind != 2 || strcmp(argv[optind], "orion") != 0)
-        return usage_error(usage_import, "%s", "expected: import orion CSV -o TRACE.json");
+    if (argc - optind != 2)
+        return usage_error(usage_import, "%s", "expected: import KIND FILE -o TRACE.json");
+    const char *kind = argv[optind], *in = argv[optind + 1];
+    if (strcmp(kind, "orion") && strcmp(kind, "kineto"))
+        return usage_error(usage_import, "unknown kind '%s' (orion or kineto)", kind);
     if (!out) return usage_error(usage_import, "%s", "-o TRACE.json is required");
-    const char *csv = argv[optind + 1];
-    if (same_file(out, csv))
-        return usage_error(usage_import, "-o %s would overwrite the CSV itself", out);
-    char guessed[256];
-    int gb = colo_orion_guess_name(csv, guessed, sizeof guessed);
-    if (!model && gb) model = guessed;
-    if (!batch) batch = gb;
-    if (!model || !batch)
-        return usage_error(usage_import,
-                           "cannot tell model and batch from '%s': give --model "
-                           "and --batch",
-                           csv);
+    if (same_file(out, in))
+        return usage_error(usage_import, "-o %s would overwrite the input itself", out);
     colo_error_t err;
     colo_error_clear(&err);
-    colo_gpu_t *g;
-    int rc = colo_gpu_open(gpu, NULL, &g, "--gpu", 0, NULL, &err);
     colo_trace_t *t = NULL;
-    if (!rc) {
+    int rc;
+    if (!strcmp(kind, "orion")) {
+        char guessed[256];
+        int gb = colo_orion_guess_name(in, guessed, sizeof guessed);
+        if (!model && gb) model = guessed;
+        if (!batch) batch = gb;
+        if (!gpu) gpu = "v100-sxm2";
+        if (!model || !batch)
+            return usage_error(usage_import,
+                               "cannot tell model and batch from '%s': give --model and --batch",
+                               in);
+        colo_gpu_t *g;
+        rc = colo_gpu_open(gpu, NULL, &g, "--gpu", 0, NULL, &err);
+        if (!rc) {
+            colo_gpu_free(g);
+            rc = colo_import_orion(in, model, (int)batch, gpu, &t, &err);
+        }
+    } else {
+        colo_kineto_opts_t ko = {model, (int)batch, gpu, annotation, (int)occurrence};
+        rc = colo_import_kineto(in, &ko, &t, &err);
+        colo_gpu_t *g = NULL;
+        if (!rc) rc = colo_gpu_open(t->gpu, NULL, &g, in, 0, "gpu", &err);
         colo_gpu_free(g);
-        rc = colo_import_orion(csv, model, (int)batch, gpu, &t, &err);
     }
     if (!rc) rc = colo_trace_save(t, out, &err);
     if (rc) {
@@ -640,8 +671,8 @@ static int cmd_import(int argc, char **argv)
         colo_trace_free(t);
         return exit_for(rc);
     }
-    printf("%s: %s batch %d, %zu kernels, %.3f ms of kernels on %s -> %s\n", csv, t->model,
-           t->batch, t->n_kernels, COLO_TO_MS(t->kernel_time), t->gpu, out);
+    printf("%s: %s batch %d, %zu kernels, %zu copies, %.3f ms of kernels on %s -> %s\n", in,
+           t->model, t->batch, t->n_kernels, t->n_copies, COLO_TO_MS(t->kernel_time), t->gpu, out);
     colo_trace_free(t);
     return 0;
 }

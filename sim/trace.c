@@ -172,10 +172,9 @@ static int get_dim3(const struct reader *r, size_t i, json_t *obj, const char *k
 
 static int read_kernel(const struct reader *r, size_t i, json_t *o, colo_op_t *op)
 {
-    static const char *const keys[] = {"type",       "name",         "grid",        "block",
-                                       "registers",  "shared_bytes", "duration_ns", "class",
-                                       "dram_bytes", "l2_bytes",     "flops",       "gap_ns",
-                                       NULL};
+    static const char *const keys[] = {
+        "type",  "name",       "grid",     "block", "registers", "shared_bytes", "duration_ns",
+        "class", "dram_bytes", "l2_bytes", "flops", "gap_ns",    "stream",       NULL};
     int rc = check_keys(r, i, o, keys);
     if (rc) return rc;
     json_t *name = json_object_get(o, "name");
@@ -189,6 +188,7 @@ static int read_kernel(const struct reader *r, size_t i, json_t *o, colo_op_t *o
         (rc = get_dim3(r, i, o, "block", 0, op->block)) ||
         (rc = get_int_field(r, i, o, "registers", 255, &op->registers)) ||
         (rc = get_int_field(r, i, o, "shared_bytes", 0x7fffffff, &op->shared_bytes)) ||
+        (rc = get_int_field(r, i, o, "stream", 0x7fffffff, &op->stream)) ||
         (rc = get_number(r, i, o, "duration_ns", 1, &dur)) ||
         (rc = get_number(r, i, o, "gap_ns", 0, &gap)) ||
         (rc = get_number(r, i, o, "dram_bytes", 0, &op->dram_bytes)) ||
@@ -406,6 +406,7 @@ static json_t *op_json(const colo_op_t *op)
         if (op->shared_bytes >= 0)
             bad |= json_object_set_new(o, "shared_bytes", json_integer(op->shared_bytes));
         bad |= json_object_set_new(o, "duration_ns", json_integer(op->duration));
+        if (op->stream) bad |= json_object_set_new(o, "stream", json_integer(op->stream));
         bad |= json_object_set_new(o, "class", json_string(colo_kclass_name(op->kclass)));
         if (op->dram_bytes >= 0)
             bad |= json_object_set_new(o, "dram_bytes", json_real(op->dram_bytes));

@@ -20,6 +20,7 @@ typedef enum { COLO_COPY_H2D, COLO_COPY_D2H } colo_copy_dir_t;
 typedef struct colo_op {
     colo_op_type_t type;
     int line;        /* where it is written in its file; 0 unknown */
+    int stream;      /* the CUDA stream it ran on (recorded; colosim replays one stream) */
     colo_time_t gap; /* host time between the previous op's launch and this one's */
     /* kernels */
     char *name;
