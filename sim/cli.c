@@ -3,6 +3,7 @@
 #include "errors.h"
 #include "gpu.h"
 #include "import_kineto.h"
+#include "import_nsys.h"
 #include "import_orion.h"
 #include "results.h"
 #include "scenario.h"
@@ -34,7 +35,8 @@ static const char usage_main[] =
     "  gpus [NAME]   list the GPU descriptions, or print one with its MIG profiles\n"
     "  trace FILE    validate a kernel trace and summarise it\n"
     "  import KIND FILE -o TRACE.json\n"
-    "                convert a profile (orion CSV, kineto PyTorch profiler trace) into a trace\n"
+    "                                convert a profile (orion CSV, kineto PyTorch trace, nsys "
+    "SQLite) to a trace\n"
     "  version       print the version\n"
     "  help [COMMAND]\n"
     "\n"
@@ -91,7 +93,9 @@ static const char usage_import[] =
     "  kineto  PyTorch profiler Chrome trace (.json or .json.gz): kernels with launch shapes,\n"
     "          copies, host gaps. The GPU comes from deviceProperties; --annotation keeps only\n"
     "          the GPU work launched inside the N-th user annotation (record_function) whose\n"
-    "          name contains TEXT, e.g. one forward pass.\n";
+    "          name contains TEXT, e.g. one forward pass.\n"
+    "  nsys    Nsight Systems SQLite export (nsys export --type sqlite): kernels, copies, host\n"
+    "          gaps, the GPU from TARGET_INFO_GPU; --annotation selects an NVTX range.\n";
 
 static void print_error(const colo_error_t *e)
 {
@@ -633,8 +637,8 @@ static int cmd_import(int argc, char **argv)
     if (argc - optind != 2)
         return usage_error(usage_import, "%s", "expected: import KIND FILE -o TRACE.json");
     const char *kind = argv[optind], *in = argv[optind + 1];
-    if (strcmp(kind, "orion") && strcmp(kind, "kineto"))
-        return usage_error(usage_import, "unknown kind '%s' (orion or kineto)", kind);
+    if (strcmp(kind, "orion") && strcmp(kind, "kineto") && strcmp(kind, "nsys"))
+        return usage_error(usage_import, "unknown kind '%s' (orion, kineto or nsys)", kind);
     if (!out) return usage_error(usage_import, "%s", "-o TRACE.json is required");
     if (same_file(out, in))
         return usage_error(usage_import, "-o %s would overwrite the input itself", out);
@@ -660,7 +664,8 @@ static int cmd_import(int argc, char **argv)
         }
     } else {
         colo_kineto_opts_t ko = {model, (int)batch, gpu, annotation, (int)occurrence};
-        rc = colo_import_kineto(in, &ko, &t, &err);
+        rc = strcmp(kind, "nsys") ? colo_import_kineto(in, &ko, &t, &err)
+                                  : colo_import_nsys(in, &ko, &t, &err);
         colo_gpu_t *g = NULL;
         if (!rc) rc = colo_gpu_open(t->gpu, NULL, &g, in, 0, "gpu", &err);
         colo_gpu_free(g);
