@@ -1,41 +1,120 @@
-/* metrics.c: latency samples and their exact percentiles (GSL). */
+/* metrics.c: latency samples, exact percentiles (GSL) and the log-linear histogram. */
 #include "metrics.h"
 #include "alloc.h"
 #include "errors.h"
 
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
+#include <math.h>
 #include <string.h>
+
+#define SUB (1 << COLO_HIST_SUB_BITS)
+
+size_t colo_hist_bucket(colo_time_t x)
+{
+    uint64_t v = x > 0 ? (uint64_t)x : 0;
+    if (v < SUB) return (size_t)v;
+    int e = 63 - __builtin_clzll(v); /* >= COLO_HIST_SUB_BITS */
+    int shift = e - COLO_HIST_SUB_BITS;
+    return (size_t)(shift + 1) * SUB + (size_t)((v >> shift) & (SUB - 1));
+}
+
+void colo_hist_bounds(size_t b, colo_time_t *lo, colo_time_t *hi)
+{
+    if (b < SUB) {
+        *lo = (colo_time_t)b;
+        *hi = (colo_time_t)b + 1;
+        return;
+    }
+    int shift = (int)(b / SUB) - 1;
+    uint64_t sub = b % SUB;
+    *lo = (colo_time_t)((SUB + sub) << shift);
+    *hi = (colo_time_t)((SUB + sub + 1) << shift);
+}
+
+static int to_histogram(colo_samples_t *s)
+{
+    s->hist = colo_calloc(COLO_HIST_BUCKETS, sizeof *s->hist);
+    if (!s->hist) return COLO_ENOMEM;
+    for (size_t i = 0; i < s->n; i++)
+        s->hist[colo_hist_bucket(s->v[i])]++;
+    colo_free(s->v);
+    s->v = NULL;
+    s->n = s->cap = 0;
+    return 0;
+}
 
 int colo_samples_push(colo_samples_t *s, colo_time_t x)
 {
-    if (colo_grow((void **)&s->v, &s->cap, s->n + 1, sizeof *s->v)) return COLO_ENOMEM;
-    s->v[s->n++] = x;
+    if (x < 0) x = 0;
+    if (!s->hist) {
+        size_t limit = s->limit ? s->limit : COLO_EXACT_SAMPLES_DEFAULT;
+        if (s->n == limit) {
+            if (to_histogram(s)) return COLO_ENOMEM;
+        } else if (colo_grow((void **)&s->v, &s->cap, s->n + 1, sizeof *s->v)) {
+            return COLO_ENOMEM;
+        }
+    }
+    if (s->hist)
+        s->hist[colo_hist_bucket(x)]++;
+    else
+        s->v[s->n++] = x;
+    if (s->count == 0 || x < s->min) s->min = x;
+    if (s->count == 0 || x > s->max) s->max = x;
+    s->count++;
+    s->sum_ns += (double)x;
     return 0;
 }
 
 void colo_samples_fini(colo_samples_t *s)
 {
     colo_free(s->v);
+    colo_free(s->hist);
     memset(s, 0, sizeof *s);
+}
+
+/* The histogram's value at quantile q: the middle of the bucket holding the order statistic of
+ * rank floor(q (count - 1)), clamped to the smallest and largest sample. */
+static double hist_quantile(const colo_samples_t *s, double q)
+{
+    uint64_t rank = (uint64_t)floor(q * (double)(s->count - 1));
+    uint64_t seen = 0;
+    for (size_t b = 0; b < COLO_HIST_BUCKETS; b++) {
+        seen += s->hist[b];
+        if (seen > rank) {
+            colo_time_t lo, hi;
+            colo_hist_bounds(b, &lo, &hi);
+            double mid = b < SUB ? (double)lo : 0.5 * ((double)lo + (double)hi);
+            if (mid < (double)s->min) mid = (double)s->min;
+            if (mid > (double)s->max) mid = (double)s->max;
+            return mid;
+        }
+    }
+    return (double)s->max;
 }
 
 int colo_latency_summarise(const colo_samples_t *s, colo_latency_summary_t *out)
 {
+    static const double qs[] = {0.50, 0.90, 0.99, 0.999};
+    double *dst[] = {&out->p50_ms, &out->p90_ms, &out->p99_ms, &out->p999_ms};
     memset(out, 0, sizeof *out);
-    if (s->n == 0) return 0;
+    if (s->count == 0) return 0;
+    out->n = (size_t)s->count;
+    out->mean_ms = s->sum_ns / (double)s->count / 1e6;
+    out->max_ms = COLO_TO_MS(s->max);
+    out->exact = s->hist == NULL;
+    if (s->hist) {
+        for (size_t k = 0; k < 4; k++)
+            *dst[k] = hist_quantile(s, qs[k]) / 1e6;
+        return 0;
+    }
     double *ms = colo_malloc(s->n * sizeof *ms);
     if (!ms) return COLO_ENOMEM;
     for (size_t i = 0; i < s->n; i++)
         ms[i] = COLO_TO_MS(s->v[i]);
     gsl_sort(ms, 1, s->n);
-    out->n = s->n;
-    out->mean_ms = gsl_stats_mean(ms, 1, s->n);
-    out->p50_ms = gsl_stats_quantile_from_sorted_data(ms, 1, s->n, 0.50);
-    out->p90_ms = gsl_stats_quantile_from_sorted_data(ms, 1, s->n, 0.90);
-    out->p99_ms = gsl_stats_quantile_from_sorted_data(ms, 1, s->n, 0.99);
-    out->p999_ms = gsl_stats_quantile_from_sorted_data(ms, 1, s->n, 0.999);
-    out->max_ms = ms[s->n - 1];
+    for (size_t k = 0; k < 4; k++)
+        *dst[k] = gsl_stats_quantile_from_sorted_data(ms, 1, s->n, qs[k]);
     colo_free(ms);
     return 0;
 }

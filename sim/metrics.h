@@ -1,29 +1,56 @@
-/* metrics.h: latency samples and their exact summary (mean and percentiles). */
+/* metrics.h: latency samples and their summary (mean and percentiles): exact while the samples
+ * fit a bound, then from a log-linear histogram of bounded memory and stated error. */
 #ifndef COLO_METRICS_H
 #define COLO_METRICS_H
 
 #include "simtime.h"
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
-/* A growable list of latencies; caller-owned (colo_samples_fini). */
+/* Sub-buckets per power of two of the histogram: 2^COLO_HIST_SUB_BITS. A bucket spans at most
+ * 1/128 of its lower edge, so a percentile read at the bucket's middle is within 1/256 (0.39 %)
+ * of the exact order statistic's value. */
+#define COLO_HIST_SUB_BITS 7
+#define COLO_HIST_BUCKETS ((64 - COLO_HIST_SUB_BITS) << COLO_HIST_SUB_BITS)
+#define COLO_HIST_REL_ERROR (1.0 / (double)(2 << COLO_HIST_SUB_BITS))
+
+/* Samples used exactly before the histogram takes over, unless set (colo_samples_t.limit). */
+#define COLO_EXACT_SAMPLES_DEFAULT ((size_t)1 << 20)
+
+/* Latencies (non-negative): kept one by one up to limit, then counted in a histogram of
+ * COLO_HIST_BUCKETS buckets (57 KiB). Caller-owned (colo_samples_fini); zero-initialised is
+ * ready, with the default limit. */
 typedef struct colo_samples {
-    colo_time_t *v;
+    colo_time_t *v; /* exact samples, while hist == NULL */
     size_t n, cap;
+    size_t limit;   /* 0: COLO_EXACT_SAMPLES_DEFAULT */
+    uint64_t *hist; /* after the switch: counts per bucket */
+    uint64_t count; /* every sample, both phases */
+    double sum_ns;
+    colo_time_t min, max;
 } colo_samples_t;
 
-/* Appends one sample. 0 or COLO_ENOMEM. Amortised O(1). */
+/* Appends one sample (negative values count as 0). 0 or COLO_ENOMEM. Amortised O(1). */
 int colo_samples_push(colo_samples_t *s, colo_time_t x);
 void colo_samples_fini(colo_samples_t *s);
 
+/* Histogram bucket of x >= 0, and the bucket's bounds [lo, hi). Values below 2^7 ns have a
+ * bucket each. */
+size_t colo_hist_bucket(colo_time_t x);
+void colo_hist_bounds(size_t b, colo_time_t *lo, colo_time_t *hi);
+
 typedef struct colo_latency_summary {
     size_t n;
+    bool exact; /* false: percentiles from the histogram (within COLO_HIST_REL_ERROR) */
     double mean_ms, p50_ms, p90_ms, p99_ms, p999_ms, max_ms;
 } colo_latency_summary_t;
 
-/* Exact summary of all samples: percentiles by linear interpolation between order statistics
- * (gsl_stats_quantile_from_sorted_data). All zero when there are no samples. Sorts a copy;
- * O(n log n) time, O(n) memory. 0 or COLO_ENOMEM. */
+/* Summary of all samples. Exact: percentiles by linear interpolation between order statistics
+ * (gsl_stats_quantile_from_sorted_data), sorting a copy (O(n log n), O(n) memory). Histogram:
+ * the middle of the bucket holding the same rank, clamped to the smallest and largest sample.
+ * Mean and max are exact either way. All zero when there are no samples. 0 or COLO_ENOMEM. */
 int colo_latency_summarise(const colo_samples_t *s, colo_latency_summary_t *out);
 
 #endif

@@ -7,8 +7,9 @@
 
 static json_t *latency_json(const colo_latency_summary_t *s)
 {
-    return json_pack("{s:f,s:f,s:f,s:f,s:f,s:f}", "mean", s->mean_ms, "p50", s->p50_ms, "p90",
-                     s->p90_ms, "p99", s->p99_ms, "p999", s->p999_ms, "max", s->max_ms);
+    return json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:s}", "mean", s->mean_ms, "p50", s->p50_ms, "p90",
+                     s->p90_ms, "p99", s->p99_ms, "p999", s->p999_ms, "max", s->max_ms,
+                     "percentiles", s->exact ? "exact" : "histogram");
 }
 
 static double fraction(colo_time_t part, colo_time_t whole)
@@ -58,7 +59,7 @@ static json_t *tenant_json(const colo_sim_t *sim, const colo_tenant_run_t *t)
     json_t *att = (c->slo > 0 && t->arrived) ? json_real((double)t->slo_met / (double)t->arrived)
                                              : json_null();
     json_t *place = placement_json(sim, t);
-    return json_pack(
+    json_t *o = json_pack(
         "{s:s,s:s,s:i,s:s,s:{s:s,s:f},s:o,s:o,s:f,s:I,s:I,s:I,s:{s:I,s:I,s:I,s:I},s:I,s:I,"
         "s:o,s:f,s:o,s:f,s:I,s:f}",
         "name", c->name, "model", c->trace->model, "batch", c->trace->batch, "trace", c->trace_path,
@@ -74,6 +75,16 @@ static json_t *tenant_json(const colo_sim_t *sim, const colo_tenant_run_t *t)
         (double)t->finished_in_window / COLO_TO_S(window), "slo_attainment", att, "gpu_share",
         fraction(t->gpu_time, window), "batches", (json_int_t)t->batches, "mean_batch",
         t->batches ? (double)t->batched / (double)t->batches : 0.0);
+    double done = t->completed ? (double)t->completed : 1.0;
+    if (o && (json_object_set_new(o, "goodput_rps",
+                                  c->slo > 0 ? json_real((double)t->slo_met / COLO_TO_S(window))
+                                             : json_null()) ||
+              json_object_set_new(o, "queue_ms_mean", json_real(t->queue_ns / done / 1e6)) ||
+              json_object_set_new(o, "execution_ms_mean", json_real(t->exec_ns / done / 1e6)))) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
 }
 
 json_t *colo_results_json(const colo_sim_t *sim, const char *const *overrides, size_t n)

@@ -4,6 +4,7 @@
 #include "cfg.h"
 #include "kernel_model.h"
 #include "layout.h"
+#include "metrics.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -428,12 +429,29 @@ static int read_faults(const colo_cfg_reader_t *r, const config_setting_t *root,
     return 0;
 }
 
+/* metrics = { exact_samples; }: latency samples per tenant kept exactly before the histogram. */
+static int read_metrics(const colo_cfg_reader_t *r, const config_setting_t *root,
+                        colo_scenario_t *sc)
+{
+    static const char *const keys[] = {"exact_samples", NULL};
+    const config_setting_t *g;
+    sc->exact_samples = COLO_EXACT_SAMPLES_DEFAULT;
+    int rc = colo_cfg_aggregate(r, root, "metrics", 0, CONFIG_TYPE_GROUP, &g);
+    if (rc < 0) return rc;
+    if (!g) return 0;
+    if ((rc = colo_cfg_check_keys(r, g, keys))) return rc;
+    long long n = (long long)sc->exact_samples;
+    if ((rc = colo_cfg_int(r, g, "exact_samples", COLO_CFG_POSITIVE, &n)) < 0) return rc;
+    sc->exact_samples = (size_t)n;
+    return 0;
+}
+
 static int read_scenario(const colo_cfg_reader_t *r, const config_setting_t *root,
                          colo_scenario_t *sc)
 {
     static const char *const keys[] = {"description", "gpu",     "seed",    "duration_s",
                                        "warmup_s",    "drain_s", "sharing", "tenants",
-                                       "faults",      NULL};
+                                       "faults",      "metrics", NULL};
     int rc = colo_cfg_check_keys(r, root, keys);
     if (rc) return rc;
     const char *desc = NULL, *gpu;
@@ -458,6 +476,7 @@ static int read_scenario(const colo_cfg_reader_t *r, const config_setting_t *roo
         return colo_cfg_error(r, config_setting_get_member(root, "warmup_s"), COLO_ERANGE,
                               "must be shorter than duration_s (%g s)", COLO_TO_S(sc->duration));
 
+    if ((rc = read_metrics(r, root, sc))) return rc;
     if ((rc = read_sharing(r, root, sc))) return rc;
 
     const config_setting_t *tl;

@@ -79,6 +79,7 @@ typedef struct colo_scenario {
     colo_time_t duration; /* arrivals happen in [0, duration) */
     colo_time_t warmup;   /* requests arriving before this are not measured */
     colo_time_t drain;    /* after duration, time allowed for requests in flight */
+    size_t exact_samples; /* per tenant, latencies kept exactly before the histogram */
     struct {
         colo_share_mode_t mode;
         char *timeslice_name; /* "default", "short", "medium", "long", or "custom" */

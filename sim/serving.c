@@ -220,6 +220,7 @@ static void start_batch(colo_tenant_run_t *t)
         t->batched += (uint64_t)t->n_batch;
     }
     t->busy = true;
+    t->batch_start = now;
     t->cur_op = 0;
     t->host_clock = now;
     issue_op(t);
@@ -263,6 +264,8 @@ static void request_done(colo_tenant_run_t *t)
         if (in_window(sim, q.arrival)) {
             colo_time_t lat = now - q.arrival;
             t->completed++;
+            t->queue_ns += (double)(t->batch_start - q.arrival);
+            t->exec_ns += (double)(now - t->batch_start);
             if (t->cfg->slo > 0 && lat <= t->cfg->slo) t->slo_met++;
             fail(sim, colo_samples_push(&t->latency, lat));
         }
@@ -575,6 +578,7 @@ int colo_sim_new(const colo_scenario_t *sc, colo_sim_t **out, colo_error_t *err)
         t->sim = sim;
         t->idx = i;
         t->cfg = &sc->tenants[i];
+        t->latency.limit = sc->exact_samples;
         t->qcap = 64;
         t->kernel_left = 1.0;
         t->rng = colo_rng_new(sc->seed, t->cfg->name);

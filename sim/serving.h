@@ -80,6 +80,7 @@ typedef struct colo_tenant_run {
     size_t cur_var;   /* the trace running them */
     double cur_scale; /* its kernels' durations scaled to the batch size */
     bool batch_timer; /* waiting for a batch to fill */
+    colo_time_t batch_start;
     colo_time_t host_clock;
     size_t cur_op;
     colo_hw_kernel_t *kernel; /* its kernel on the hardware model, NULL when none runs */
@@ -98,6 +99,7 @@ typedef struct colo_tenant_run {
     /* requests of any arrival time that completed in [warmup, duration): the throughput */
     uint64_t finished_in_window;
     colo_time_t gpu_time; /* time its kernels ran, in the window */
+    double queue_ns, exec_ns; /* completed requests: time waiting, and from start to end */
     colo_samples_t latency;
 } colo_tenant_run_t;
 
