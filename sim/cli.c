@@ -1,5 +1,6 @@
-/* cli.c: the colosim command: run, check, gpus, import, version, help. */
+/* cli.c: the colosim command: run, check, compare, gpus, trace, import, version, help. */
 #include "alloc.h"
+#include "compare.h"
 #include "errors.h"
 #include "gpu.h"
 #include "import_kineto.h"
@@ -32,6 +33,8 @@ static const char usage_main[] =
     "commands:\n"
     "  run FILE      simulate a scenario, print a summary table, optionally write results JSON\n"
     "  check FILE    validate a scenario and print the set-up it resolves to\n"
+    "  compare A.json B.json [...]\n"
+    "                compare results side by side, with differences to the first\n"
     "  gpus [NAME]   list the GPU descriptions, or print one with its MIG profiles\n"
     "  trace FILE    validate a kernel trace and summarise it\n"
     "  import KIND FILE -o TRACE.json\n"
@@ -70,6 +73,15 @@ static const char usage_check[] =
     "Validates the scenario in FILE, with the same overrides as run, and prints the set-up it\n"
     "resolves to: GPU, sharing, each tenant's trace, its time alone on the GPU and the load it\n"
     "offers. Prints FILE:LINE: KEY: PROBLEM and exits 2 when something is wrong.\n";
+
+static const char usage_compare[] =
+    "usage: colosim compare A.json B.json [...] [-o OUT.json]\n"
+    "\n"
+    "Prints the runs in results files (colosim run -o) side by side: per tenant (matched by\n"
+    "name) the latency percentiles, queueing time, throughput, goodput, SLO attainment and\n"
+    "drops, and the GPU's busy time, each with its difference to the first run (relative in %,\n"
+    "or in percentage points for fractions). A file written by run --compare-modes adds one\n"
+    "column per mechanism. -o writes the same table as JSON, atomically.\n";
 
 static const char usage_gpus[] =
     "usage: colosim gpus [NAME]\n"
@@ -682,6 +694,58 @@ static int cmd_import(int argc, char **argv)
     return 0;
 }
 
+static int cmd_compare(int argc, char **argv)
+{
+    const char *out = NULL;
+    static const struct option opts[] = {
+        {"output", required_argument, NULL, 'o'}, {"help", no_argument, NULL, 'h'}, {0}};
+    int ch;
+    optind = 1;
+    opterr = 0;
+    while ((ch = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
+        if (ch == 'h') {
+            fputs(usage_compare, stdout);
+            return 0;
+        }
+        if (ch == 'o') {
+            out = optarg;
+            continue;
+        }
+        return usage_error(usage_compare, "%s '%s'",
+                           ch == ':' ? "missing value for option" : "unknown option",
+                           argv[optind - 1]);
+    }
+    if (argc - optind < 1) return usage_error(usage_compare, "no results files given");
+    colo_compare_t c = {0};
+    colo_error_t err;
+    colo_error_clear(&err);
+    int rc = 0;
+    for (int i = optind; i < argc && !rc; i++) {
+        if (out && same_file(out, argv[i]))
+            rc = colo_error_set(&err, COLO_EINVAL, out, 0, NULL,
+                                "is one of the results files: refusing to overwrite it");
+        else
+            rc = colo_compare_load(&c, argv[i], &err);
+    }
+    json_t *doc = NULL;
+    if (!rc && out) {
+        if (!(doc = colo_compare_json(&c)))
+            rc = colo_error_set(&err, COLO_ENOMEM, out, 0, NULL, "out of memory");
+        else
+            rc = colo_results_write(doc, out, &err);
+    }
+    int status = 0;
+    if (rc) {
+        print_error(&err);
+        status = exit_for(rc);
+    } else {
+        colo_compare_print(&c, stdout);
+    }
+    json_decref(doc);
+    colo_compare_fini(&c);
+    return status;
+}
+
 int main(int argc, char **argv)
 {
     gsl_set_error_handler_off();
@@ -693,6 +757,7 @@ int main(int argc, char **argv)
     const char *cmd = argv[1];
     if (strcmp(cmd, "run") == 0) return cmd_run(argc - 1, argv + 1);
     if (strcmp(cmd, "check") == 0) return cmd_check(argc - 1, argv + 1);
+    if (strcmp(cmd, "compare") == 0) return cmd_compare(argc - 1, argv + 1);
     if (strcmp(cmd, "gpus") == 0) return cmd_gpus(argc - 1, argv + 1);
     if (strcmp(cmd, "import") == 0) return cmd_import(argc - 1, argv + 1);
     if (strcmp(cmd, "trace") == 0) return cmd_trace(argc - 1, argv + 1);
@@ -704,6 +769,7 @@ int main(int argc, char **argv)
         const char *topic = argc > 2 ? argv[2] : "";
         fputs(strcmp(topic, "run") == 0      ? usage_run
               : strcmp(topic, "check") == 0  ? usage_check
+              : strcmp(topic, "compare") == 0 ? usage_compare
               : strcmp(topic, "gpus") == 0   ? usage_gpus
               : strcmp(topic, "import") == 0 ? usage_import
               : strcmp(topic, "trace") == 0  ? usage_trace

@@ -1,0 +1,259 @@
+/* compare.c: results files side by side. */
+#include "compare.h"
+#include "alloc.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <string.h>
+
+/* A metric of a tenant: where it is in the results, how it is shown and compared. */
+struct metric {
+    const char *label;
+    const char *group; /* NULL: a key of the tenant itself */
+    const char *key;
+    double scale;   /* shown value = value * scale */
+    bool fraction;  /* differences in percentage points, not relative */
+};
+
+static const struct metric tenant_metrics[] = {
+    {"p50 ms", "latency_ms", "p50", 1, false},
+    {"p99 ms", "latency_ms", "p99", 1, false},
+    {"p99.9 ms", "latency_ms", "p999", 1, false},
+    {"mean ms", "latency_ms", "mean", 1, false},
+    {"queue ms", NULL, "queue_ms_mean", 1, false},
+    {"throughput/s", NULL, "throughput_rps", 1, false},
+    {"goodput/s", NULL, "goodput_rps", 1, false},
+    {"SLO met %", NULL, "slo_attainment", 100, true},
+    {"dropped", NULL, "dropped", 1, false},
+};
+
+static const struct metric gpu_metrics[] = {
+    {"busy %", "gpu", "busy_fraction", 100, true},
+    {"switching %", "gpu", "switching_fraction", 100, true},
+};
+
+static int add_col(colo_compare_t *c, const char *label, const char *suffix, json_t *results)
+{
+    if (colo_grow((void **)&c->col, &c->cap, c->n + 1, sizeof *c->col)) return COLO_ENOMEM;
+    size_t len = strlen(label) + (suffix ? strlen(suffix) + 1 : 0) + 1;
+    char *s = colo_malloc(len);
+    if (!s) return COLO_ENOMEM;
+    snprintf(s, len, "%s%s%s", label, suffix ? ":" : "", suffix ? suffix : "");
+    c->col[c->n++] = (colo_compare_col_t){s, json_incref(results)};
+    return 0;
+}
+
+/* The problem with r as a results object, or NULL when it is one. */
+static const char *not_results(json_t *r, const char **key)
+{
+    json_t *fmt = json_object_get(json_object_get(r, "colosim"), "results_format");
+    *key = "colosim.results_format";
+    if (!json_is_integer(fmt)) return "missing: not a colosim results file";
+    if (json_integer_value(fmt) != 1) return "is not 1: written by another colosim version";
+    *key = "tenants";
+    json_t *ts = json_object_get(r, "tenants"), *t;
+    size_t i;
+    if (!json_is_array(ts)) return "missing or not a list";
+    json_array_foreach(ts, i, t) if (!json_is_string(json_object_get(t, "name")))
+        return "a tenant without a name";
+    return NULL;
+}
+
+int colo_compare_load(colo_compare_t *c, const char *path, colo_error_t *err)
+{
+    json_error_t je;
+    json_t *doc = json_load_file(path, 0, &je);
+    if (!doc) {
+        if (je.line < 0) return colo_error_set(err, COLO_ENOENT, path, 0, NULL, "%s", je.text);
+        return colo_error_set(err, COLO_EPARSE, path, je.line, NULL, "%s", je.text);
+    }
+    const char *key, *why;
+    int rc = 0;
+    json_t *modes = json_object_get(doc, "modes");
+    if (json_is_object(modes) && json_is_string(json_object_get(doc, "compare"))) {
+        const char *mode;
+        json_t *r;
+        size_t before = c->n;
+        json_object_foreach(modes, mode, r)
+        {
+            if (json_object_get(r, "error")) continue; /* the mechanism could not run */
+            if ((why = not_results(r, &key))) {
+                char k[128];
+                snprintf(k, sizeof k, "modes.%s.%s", mode, key);
+                rc = colo_error_set(err, COLO_EINVAL, path, 0, k, "%s", why);
+                break;
+            }
+            if ((rc = add_col(c, path, mode, r))) break;
+        }
+        if (!rc && c->n == before)
+            rc = colo_error_set(err, COLO_EINVAL, path, 0, "modes", "holds no results");
+    } else if ((why = not_results(doc, &key))) {
+        rc = colo_error_set(err, COLO_EINVAL, path, 0, key, "%s", why);
+    } else {
+        rc = add_col(c, path, NULL, doc);
+    }
+    if (rc == COLO_ENOMEM) colo_error_set(err, rc, path, 0, NULL, "out of memory");
+    json_decref(doc);
+    return rc;
+}
+
+void colo_compare_fini(colo_compare_t *c)
+{
+    for (size_t i = 0; i < c->n; i++) {
+        colo_free(c->col[i].label);
+        json_decref(c->col[i].results);
+    }
+    colo_free(c->col);
+    memset(c, 0, sizeof *c);
+}
+
+static json_t *tenant_named(json_t *results, const char *name)
+{
+    size_t i;
+    json_t *t;
+    json_array_foreach(json_object_get(results, "tenants"), i, t)
+    {
+        if (strcmp(json_string_value(json_object_get(t, "name")), name) == 0) return t;
+    }
+    return NULL;
+}
+
+/* The metric's value in obj (a tenant, or the whole results for the GPU); NAN when absent. */
+static double value(json_t *obj, const struct metric *m)
+{
+    json_t *o = m->group ? json_object_get(obj, m->group) : obj;
+    json_t *v = json_object_get(o, m->key);
+    return json_is_number(v) ? json_number_value(v) * m->scale : NAN;
+}
+
+/* Tenant names in order of first appearance across the runs. */
+static size_t tenant_names(const colo_compare_t *c, const char **names, size_t cap)
+{
+    size_t n = 0;
+    for (size_t k = 0; k < c->n; k++) {
+        size_t i;
+        json_t *t;
+        json_array_foreach(json_object_get(c->col[k].results, "tenants"), i, t)
+        {
+            const char *name = json_string_value(json_object_get(t, "name"));
+            size_t j = 0;
+            while (j < n && strcmp(names[j], name) != 0)
+                j++;
+            if (j == n && n < cap) names[n++] = name;
+        }
+    }
+    return n;
+}
+
+#define COL_W 22
+#define MAX_TENANTS 256
+
+static void print_row(const colo_compare_t *c, const struct metric *m, json_t *const *objs,
+                      FILE *f)
+{
+    fprintf(f, "  %-16s", m->label);
+    double base = NAN;
+    for (size_t k = 0; k < c->n; k++) {
+        double v = objs[k] ? value(objs[k], m) : NAN;
+        char cell[64], diff[32] = "";
+        if (isnan(v)) {
+            snprintf(cell, sizeof cell, "%*s", COL_W, "-");
+        } else {
+            if (k == 0) base = v;
+            if (k > 0 && !isnan(base)) {
+                if (m->fraction)
+                    snprintf(diff, sizeof diff, "%+.1f pt", v - base);
+                else if (base != 0)
+                    snprintf(diff, sizeof diff, "%+.1f %%", 100 * (v - base) / base);
+                else
+                    snprintf(diff, sizeof diff, "%s", v == 0 ? "+0.0 %" : "new");
+            }
+            int dec = v == floor(v) ? 0 : fabs(v) < 100 ? 3 : 1; /* counts without decimals */
+            snprintf(cell, sizeof cell, "%11.*f %10s", dec, v, diff);
+        }
+        fprintf(f, " | %s", cell);
+    }
+    fputc('\n', f);
+}
+
+void colo_compare_print(const colo_compare_t *c, FILE *f)
+{
+    if (c->n == 0) return;
+    fprintf(f, "%-18s", "");
+    for (size_t k = 0; k < c->n; k++) {
+        const char *l = c->col[k].label;
+        size_t len = strlen(l);
+        fprintf(f, " | %*s", COL_W, len > COL_W ? l + len - COL_W : l);
+    }
+    fprintf(f, "\n%-18s", "");
+    for (size_t k = 0; k < c->n; k++) {
+        json_t *sc = json_object_get(c->col[k].results, "scenario");
+        char what[64];
+        snprintf(what, sizeof what, "%s, %s", json_string_value(json_object_get(sc, "gpu")),
+                 json_string_value(json_object_get(json_object_get(sc, "sharing"), "mode")));
+        fprintf(f, " | %*.*s", COL_W, COL_W, what);
+    }
+    fputc('\n', f);
+    const char *names[MAX_TENANTS];
+    size_t nt = tenant_names(c, names, MAX_TENANTS);
+    json_t **objs = colo_calloc(c->n, sizeof *objs);
+    if (!objs) return;
+    for (size_t i = 0; i < nt; i++) {
+        fprintf(f, "%s\n", names[i]);
+        for (size_t k = 0; k < c->n; k++)
+            objs[k] = tenant_named(c->col[k].results, names[i]);
+        for (size_t m = 0; m < sizeof tenant_metrics / sizeof *tenant_metrics; m++)
+            print_row(c, &tenant_metrics[m], objs, f);
+    }
+    fprintf(f, "GPU\n");
+    for (size_t k = 0; k < c->n; k++)
+        objs[k] = c->col[k].results;
+    for (size_t m = 0; m < sizeof gpu_metrics / sizeof *gpu_metrics; m++)
+        print_row(c, &gpu_metrics[m], objs, f);
+    fprintf(f, "\ndifferences are to the first column: %% relative, pt in percentage points\n");
+    colo_free(objs);
+}
+
+static json_t *metric_values(const colo_compare_t *c, const struct metric *m, json_t *const *objs)
+{
+    json_t *a = json_array();
+    for (size_t k = 0; k < c->n && a; k++) {
+        double v = objs[k] ? value(objs[k], m) : NAN;
+        if (json_array_append_new(a, isnan(v) ? json_null() : json_real(v))) {
+            json_decref(a);
+            a = NULL;
+        }
+    }
+    return a;
+}
+
+json_t *colo_compare_json(const colo_compare_t *c)
+{
+    json_t *runs = json_array(), *tenants = json_object(), *gpu = json_object();
+    json_t *doc = json_pack("{s:o,s:o,s:o}", "runs", runs, "tenants", tenants, "gpu", gpu);
+    json_t **objs = colo_calloc(c->n ? c->n : 1, sizeof *objs);
+    int bad = !doc || !objs;
+    for (size_t k = 0; k < c->n && !bad; k++)
+        bad |= json_array_append_new(runs, json_string(c->col[k].label));
+    const char *names[MAX_TENANTS];
+    size_t nt = bad ? 0 : tenant_names(c, names, MAX_TENANTS);
+    for (size_t i = 0; i < nt && !bad; i++) {
+        json_t *t = json_object();
+        bad |= json_object_set_new(tenants, names[i], t);
+        for (size_t k = 0; k < c->n; k++)
+            objs[k] = tenant_named(c->col[k].results, names[i]);
+        for (size_t m = 0; m < sizeof tenant_metrics / sizeof *tenant_metrics && !bad; m++)
+            bad |= json_object_set_new(t, tenant_metrics[m].key,
+                                       metric_values(c, &tenant_metrics[m], objs));
+    }
+    for (size_t k = 0; k < c->n; k++)
+        objs[k] = c->col[k].results;
+    for (size_t m = 0; m < sizeof gpu_metrics / sizeof *gpu_metrics && !bad; m++)
+        bad |= json_object_set_new(gpu, gpu_metrics[m].key, metric_values(c, &gpu_metrics[m], objs));
+    colo_free(objs);
+    if (bad) {
+        json_decref(doc);
+        return NULL;
+    }
+    return doc;
+}

@@ -1,0 +1,169 @@
+/* test_compare.c: results files side by side (colosim compare). */
+#include "compare.h"
+#include "helpers.h"
+
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+static char dir[64];
+
+/* Removes the test's temporary folder and what it wrote there. */
+static void cleanup(void)
+{
+    if (!dir[0]) return;
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char p[sizeof dir + 260];
+    while (d && (e = readdir(d)))
+        if (e->d_name[0] != '.') {
+            snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+            unlink(p);
+        }
+    if (d) closedir(d);
+    rmdir(dir);
+}
+
+TestSuite(compare, .init = test_init, .fini = cleanup);
+
+static const char *tmp_file(const char *name)
+{
+    static char path[4][128];
+    static int k;
+    if (!dir[0]) {
+        snprintf(dir, sizeof dir, "/tmp/colosim-compare-XXXXXX");
+        cr_assert_not_null(mkdtemp(dir));
+    }
+    k = (k + 1) % 4;
+    snprintf(path[k], sizeof path[k], "%s/%s", dir, name);
+    return path[k];
+}
+
+static const char *write_json(const char *name, json_t *doc)
+{
+    const char *p = tmp_file(name);
+    cr_assert_eq(json_dump_file(doc, p, 0), 0);
+    return p;
+}
+
+static double at(json_t *doc, const char *tenant, const char *key, size_t k)
+{
+    json_t *v = json_array_get(json_object_get(json_object_get(json_object_get(doc, "tenants"),
+                                                               tenant),
+                                               key),
+                               k);
+    cr_assert(json_is_number(v), "%s.%s[%zu] is not a number", tenant, key, k);
+    return json_number_value(v);
+}
+
+/* A second run with one tenant missing: tenants are matched by name, the missing one is null,
+ * values are the runs' own. */
+Test(compare, matches_tenants_by_name_across_runs)
+{
+    test_run_t a = run_scenario(src_path("tests/fixtures/two_tenants.cfg"), NULL, 0);
+    test_run_t b = run_scenario(src_path("tests/fixtures/only_a.cfg"), NULL, 0);
+    const char *pa = write_json("a.json", a.results), *pb = write_json("b.json", b.results);
+    colo_compare_t c = {0};
+    colo_error_t err;
+    cr_assert_eq(colo_compare_load(&c, pa, &err), 0);
+    cr_assert_eq(colo_compare_load(&c, pb, &err), 0);
+    cr_assert_eq(c.n, 2);
+    json_t *doc = colo_compare_json(&c);
+    cr_assert_not_null(doc);
+    json_t *t0 = result_tenant(&a, 0), *t1 = result_tenant(&a, 1);
+    const char *n0 = json_string_value(json_object_get(t0, "name"));
+    const char *n1 = json_string_value(json_object_get(t1, "name"));
+    cr_assert_float_eq(at(doc, n0, "p99", 0),
+                       result_num(json_object_get(t0, "latency_ms"), "p99"), 1e-12);
+    cr_assert_float_eq(at(doc, n0, "p99", 1),
+                       result_num(json_object_get(result_tenant(&b, 0), "latency_ms"), "p99"),
+                       1e-12);
+    json_t *missing = json_array_get(
+        json_object_get(json_object_get(json_object_get(doc, "tenants"), n1), "p99"), 1);
+    cr_assert(json_is_null(missing), "a tenant absent from a run is null there");
+    char *table;
+    size_t len;
+    FILE *f = open_memstream(&table, &len);
+    colo_compare_print(&c, f);
+    fclose(f);
+    cr_assert_not_null(strstr(table, n1));
+    free(table);
+    json_decref(doc);
+    colo_compare_fini(&c);
+    run_free(&a);
+    run_free(&b);
+}
+
+/* Differences are relative to the first column, in points for fractions. */
+Test(compare, differences_are_relative_to_the_first_run)
+{
+    json_t *a = json_pack("{s:{s:i},s:{s:s,s:{s:s}},s:[{s:s,s:{s:f},s:f}],s:{s:f}}", "colosim",
+                          "results_format", 1, "scenario", "gpu", "h100-sxm", "sharing", "mode",
+                          "mps", "tenants", "name", "x", "latency_ms", "p99", 10.0,
+                          "slo_attainment", 0.9, "gpu", "busy_fraction", 0.5);
+    json_t *b = json_deep_copy(a);
+    json_object_set_new(json_object_get(json_array_get(json_object_get(b, "tenants"), 0),
+                                        "latency_ms"),
+                        "p99", json_real(12.5));
+    json_object_set_new(json_array_get(json_object_get(b, "tenants"), 0), "slo_attainment",
+                        json_real(0.8));
+    colo_compare_t c = {0};
+    colo_error_t err;
+    cr_assert_eq(colo_compare_load(&c, write_json("x.json", a), &err), 0);
+    cr_assert_eq(colo_compare_load(&c, write_json("y.json", b), &err), 0);
+    char *table;
+    size_t len;
+    FILE *f = open_memstream(&table, &len);
+    colo_compare_print(&c, f);
+    fclose(f);
+    cr_assert_not_null(strstr(table, "+25.0 %"), "p99 10 -> 12.5 is +25 %%:\n%s", table);
+    cr_assert_not_null(strstr(table, "-10.0 pt"), "SLO 90 %% -> 80 %% is -10 points:\n%s", table);
+    free(table);
+    colo_compare_fini(&c);
+    json_decref(a);
+    json_decref(b);
+}
+
+Test(compare, a_compare_modes_file_gives_a_column_per_mechanism)
+{
+    json_t *r = json_pack("{s:{s:i},s:[{s:s}]}", "colosim", "results_format", 1, "tenants", "name",
+                          "x");
+    json_t *doc = json_pack("{s:s,s:{s:O,s:O,s:{s:s}}}", "compare", "sharing modes", "modes",
+                            "timeslice", r, "mps", r, "mig", "error", "could not run");
+    colo_compare_t c = {0};
+    colo_error_t err;
+    const char *p = write_json("modes.json", doc);
+    cr_assert_eq(colo_compare_load(&c, p, &err), 0);
+    cr_assert_eq(c.n, 2, "the mechanism that could not run is left out");
+    cr_assert(strstr(c.col[1].label, "modes.json:mps"));
+    colo_compare_fini(&c);
+    json_decref(doc);
+    json_decref(r);
+}
+
+Test(compare, bad_files_are_named_with_their_line_or_key)
+{
+    const char *p = tmp_file("broken.json");
+    FILE *f = fopen(p, "w");
+    fputs("{\n  \"colosim\": {\"results_format\": 1},\n  \"tenants\": [\n", f);
+    fclose(f);
+    colo_compare_t c = {0};
+    colo_error_t err;
+    colo_error_clear(&err);
+    cr_assert_lt(colo_compare_load(&c, p, &err), 0);
+    cr_assert_eq(err.line, 4, "got line %d", err.line);
+    json_t *other = json_pack("{s:{s:i}}", "colosim", "results_format", 2);
+    colo_error_clear(&err);
+    cr_assert_lt(colo_compare_load(&c, write_json("v2.json", other), &err), 0);
+    cr_assert_str_eq(err.key, "colosim.results_format");
+    json_t *noname = json_pack("{s:{s:i},s:[{}]}", "colosim", "results_format", 1, "tenants");
+    colo_error_clear(&err);
+    cr_assert_lt(colo_compare_load(&c, write_json("noname.json", noname), &err), 0);
+    cr_assert_str_eq(err.key, "tenants");
+    cr_assert_eq(c.n, 0);
+    colo_compare_fini(&c);
+    json_decref(other);
+    json_decref(noname);
+}
