@@ -48,14 +48,24 @@ static const char usage_main[] =
     "then " COLO_INSTALL_GPU_DIR ".\n";
 
 static const char usage_run[] =
-    "usage: colosim run FILE [-o OUT.json] [--seed N] [--set KEY=VALUE ...] [-q] "
-    "[--compare-modes]\n"
+    "usage: colosim run FILE [-o OUT.json] [--csv OUT.csv] [--timeline OUT.json\n"
+    "                    [--timeline-window START:END]] [--seed N] [--set KEY=VALUE ...] [-q]\n"
+    "                    [--compare-modes]\n"
     "\n"
     "Simulates the scenario in FILE (libconfig; see docs/scenarios.md) and prints a per-tenant\n"
     "latency table.\n"
     "\n"
     "  -o, --output OUT.json  write the results (docs/results.md) to OUT.json, atomically;\n"
     "                         '-' writes them to standard output and implies --quiet\n"
+    "      --csv OUT.csv      write one row per tenant (docs/results.md), atomically\n"
+    "      --timeline OUT.json\n"
+    "                         write a timeline (Chrome Trace Event JSON; open it in\n"
+    "                         ui.perfetto.dev): a track per tenant (batches, kernels), per SM\n"
+    "                         partition and per copy-engine direction, kernels running and queue\n"
+    "                         lengths; only events in the window are written\n"
+    "      --timeline-window START:END\n"
+    "                         the timeline's window in seconds of simulated time (default: the\n"
+    "                         first second after warmup_s)\n"
     "      --seed N           use seed N instead of the scenario's seed\n"
     "      --set KEY=VALUE    override any single value of the scenario, e.g.\n"
     "                         --set sharing.timeslice=short  --set duration_s=60\n"
@@ -151,7 +161,24 @@ struct scenario_opts {
     char seed_set[64];
     int quiet;
     int compare;
+    const char *timeline, *csv;
+    colo_time_t tl_start, tl_end; /* tl_end 0: from warmup_s, 1 s long */
 };
+
+/* --timeline-window START:END in seconds, START < END. */
+static int parse_window(const char *arg, struct scenario_opts *o)
+{
+    char *end;
+    errno = 0;
+    double a = strtod(arg, &end);
+    if (errno || end == arg || *end != ':') return -1;
+    const char *b_s = end + 1;
+    double b = strtod(b_s, &end);
+    if (errno || end == b_s || *end || !(a >= 0) || !(b > a) || b > 1e6) return -1;
+    o->tl_start = colo_time_from_ns(a * 1e9);
+    o->tl_end = colo_time_from_ns(b * 1e9);
+    return 0;
+}
 
 static int parse_scenario_opts(int argc, char **argv, const char *usage, int allow_output,
                                struct scenario_opts *o)
@@ -163,6 +190,9 @@ static int parse_scenario_opts(int argc, char **argv, const char *usage, int all
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {"compare-modes", no_argument, NULL, 'C'},
+        {"timeline", required_argument, NULL, 'T'},
+        {"timeline-window", required_argument, NULL, 'W'},
+        {"csv", required_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
     memset(o, 0, sizeof *o);
@@ -186,6 +216,19 @@ static int parse_scenario_opts(int argc, char **argv, const char *usage, int all
         case 'C':
             o->compare = 1;
             break;
+        case 'T':
+            o->timeline = optarg;
+            break;
+        case 'V':
+            o->csv = optarg;
+            break;
+        case 'W':
+            if (parse_window(optarg, o))
+                return usage_error(usage,
+                                   "--timeline-window takes START:END in seconds with START < "
+                                   "END, not '%s'",
+                                   optarg);
+            break;
         case 's':
             o->sets[o->n_sets++] = optarg;
             break;
@@ -196,7 +239,8 @@ static int parse_scenario_opts(int argc, char **argv, const char *usage, int all
             return usage_error(usage, "unknown or incomplete option '%s'", argv[optind - 1]);
         }
     }
-    if (!allow_output && (o->output || o->quiet || o->compare))
+    if (!allow_output && (o->output || o->quiet || o->compare || o->timeline || o->csv ||
+                          o->tl_end))
         return usage_error(usage, "%s", "check takes no output options");
     if (optind != argc - 1)
         return usage_error(usage, "%s",
@@ -212,8 +256,16 @@ static int parse_scenario_opts(int argc, char **argv, const char *usage, int all
         snprintf(o->seed_set, sizeof o->seed_set, "seed=%llu", v);
         o->sets[o->n_sets++] = o->seed_set;
     }
-    if (o->output && same_file(o->output, o->file))
-        return usage_error(usage, "-o %s would overwrite the scenario itself", o->output);
+    const char *outs[] = {o->output, o->timeline, o->csv};
+    for (size_t k = 0; k < 3; k++)
+        if (outs[k] && same_file(outs[k], o->file))
+            return usage_error(usage, "%s would overwrite the scenario itself", outs[k]);
+    if (o->tl_end && !o->timeline)
+        return usage_error(usage, "%s", "--timeline-window needs --timeline FILE");
+    if (o->timeline && o->compare)
+        return usage_error(usage, "%s",
+                           "--timeline records one run: use it without --compare-modes, with "
+                           "--set sharing.mode=MODE");
     if (o->output && strcmp(o->output, "-") == 0) o->quiet = 1;
     return 0;
 }
@@ -292,6 +344,16 @@ static int compare_modes(struct scenario_opts *o)
     colo_free(sets);
     if (!ran && !status) status = EXIT_INPUT;
     if (ran && !o->quiet) colo_results_print_compare(by_mode, modes, 4, stdout);
+    if (ran && o->csv) {
+        colo_error_t err;
+        colo_error_clear(&err);
+        if (colo_results_write_csv(by_mode, 4, o->csv, &err)) {
+            print_error(&err);
+            status = 1;
+        } else if (!o->quiet) {
+            printf("CSV written to %s\n", o->csv);
+        }
+    }
     if (ran && o->output) {
         colo_error_t err;
         colo_error_clear(&err);
@@ -328,11 +390,30 @@ static int cmd_run(int argc, char **argv)
     colo_error_clear(&err);
     colo_sim_t *sim = NULL;
     json_t *res = NULL;
+    colo_timeline_t tl;
+    bool tl_open = false;
     int rc = colo_sim_new(sc, &sim, &err);
+    if (!rc && o.timeline) {
+        colo_time_t a = o.tl_end ? o.tl_start : sc->warmup;
+        colo_time_t b = o.tl_end ? o.tl_end : sc->warmup + COLO_S(1);
+        rc = colo_timeline_open(&tl, o.timeline, a, b, &err);
+        tl_open = !rc;
+        if (tl_open && colo_sim_set_timeline(sim, &tl))
+            rc = colo_error_set(&err, COLO_ENOMEM, o.file, 0, NULL, "out of memory");
+    }
     if (!rc) rc = colo_sim_run(sim, &err);
     if (!rc && !(res = colo_results_json(sim, o.sets, o.n_sets)))
         rc = colo_error_set(&err, COLO_ENOMEM, o.file, 0, NULL, "out of memory");
     if (!rc && o.output) rc = colo_results_write(res, o.output, &err);
+    if (!rc && o.csv) rc = colo_results_write_csv(&res, 1, o.csv, &err);
+    if (tl_open) {
+        colo_error_t terr;
+        int trc = colo_timeline_close(&tl, rc == 0, &terr);
+        if (!rc && trc) {
+            rc = trc;
+            err = terr;
+        }
+    }
     status = 0;
     if (rc) {
         print_error(&err);
@@ -340,6 +421,10 @@ static int cmd_run(int argc, char **argv)
     } else if (!o.quiet) {
         colo_results_print(res, stdout);
         if (o.output) printf("results written to %s\n", o.output);
+        if (o.csv) printf("CSV written to %s\n", o.csv);
+        if (o.timeline)
+            printf("timeline written to %s (%.3f s to %.3f s; open it in ui.perfetto.dev)\n",
+                   o.timeline, COLO_TO_S(tl.t0), COLO_TO_S(tl.t1));
     }
     json_decref(res);
     colo_sim_free(sim);

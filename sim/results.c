@@ -292,3 +292,77 @@ void colo_results_print_compare(json_t *const *results, const char *const *names
     }
     fprintf(f, "\n");
 }
+
+/* A CSV field: quoted when it holds a comma, quote or line break (RFC 4180). */
+static void csv_field(FILE *f, const char *s)
+{
+    if (!strpbrk(s, ",\"\n\r")) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"') fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+/* One CSV cell from a JSON value: numbers in full precision, null empty. */
+static void csv_value(FILE *f, json_t *v)
+{
+    fputc(',', f);
+    if (json_is_integer(v))
+        fprintf(f, "%lld", (long long)json_integer_value(v));
+    else if (json_is_number(v))
+        fprintf(f, "%.10g", json_number_value(v));
+    else if (json_is_string(v))
+        csv_field(f, json_string_value(v));
+}
+
+int colo_results_write_csv(json_t *const *runs, size_t n, const char *path, colo_error_t *err)
+{
+    static const char *const keys[] = {
+        "model",        "batch",          "arrived",       "completed",     "dropped",
+        "in_flight",    "throughput_rps", "goodput_rps",   "slo_ms",        "slo_attainment",
+        "isolated_ms",  "queue_ms_mean",  "execution_ms_mean", "gpu_share", "mean_batch", NULL};
+    static const char *const lat[] = {"mean", "p50", "p90", "p99", "p999", "max", NULL};
+    colo_atomic_file_t af;
+    int rc = colo_atomic_open(&af, path, err);
+    if (rc) return rc;
+    FILE *f = af.f;
+    fputs("scenario,gpu,mode,seed,tenant", f);
+    for (const char *const *k = keys; *k; k++)
+        fprintf(f, ",%s", *k);
+    for (const char *const *k = lat; *k; k++)
+        fprintf(f, ",latency_%s_ms", *k);
+    fputs(",percentiles,gpu_busy_fraction\n", f);
+    for (size_t r = 0; r < n; r++) {
+        if (!runs[r]) continue;
+        json_t *sc = json_object_get(runs[r], "scenario");
+        size_t i;
+        json_t *t;
+        json_array_foreach(json_object_get(runs[r], "tenants"), i, t)
+        {
+            csv_field(f, json_string_value(json_object_get(sc, "file")));
+            csv_value(f, json_object_get(sc, "gpu"));
+            csv_value(f, json_object_get(json_object_get(sc, "sharing"), "mode"));
+            csv_value(f, json_object_get(runs[r], "seed"));
+            csv_value(f, json_object_get(t, "name"));
+            for (const char *const *k = keys; *k; k++)
+                csv_value(f, json_object_get(t, *k));
+            json_t *l = json_object_get(t, "latency_ms");
+            for (const char *const *k = lat; *k; k++)
+                csv_value(f, json_object_get(l, *k));
+            csv_value(f, json_object_get(l, "percentiles"));
+            csv_value(f, json_object_get(json_object_get(runs[r], "gpu"), "busy_fraction"));
+            fputc('\n', f);
+        }
+    }
+    if (ferror(f)) {
+        colo_error_set(err, COLO_EIO, path, 0, NULL, "cannot write the CSV file");
+        colo_atomic_abort(&af);
+        return COLO_EIO;
+    }
+    return colo_atomic_commit(&af, err);
+}

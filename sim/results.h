@@ -24,4 +24,8 @@ void colo_results_print(json_t *results, FILE *f);
 void colo_results_print_compare(json_t *const *results, const char *const *names, size_t n,
                                 FILE *f);
 
+/* Writes one CSV row per tenant of each of the n runs (NULL entries skipped) to path,
+ * atomically: the columns are listed in docs/results.md. 0 or a negative code, err set. */
+int colo_results_write_csv(json_t *const *runs, size_t n, const char *path, colo_error_t *err);
+
 #endif

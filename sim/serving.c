@@ -107,6 +107,49 @@ static bool in_window(const colo_sim_t *sim, colo_time_t t)
 
 /* ---- kernels on the hardware model ---- */
 
+/* The timeline: the kernel that ran [kernel_since, now) on the tenant's and its partition's
+ * tracks, and the number of kernels running. */
+static void timeline_kernel(colo_tenant_run_t *t)
+{
+    colo_sim_t *sim = t->sim;
+    colo_time_t now = sim->eq.now;
+    if (!colo_timeline_wants(sim->tl, t->kernel_since, now)) return;
+    const char *name = t->cfg->variants[t->cur_var].trace->ops[t->cur_op].name;
+    char args[160];
+    snprintf(args, sizeof args, "{\"tenant\":\"%s\",\"op\":%zu}", t->cfg->name, t->cur_op);
+    colo_timeline_span(sim->tl, COLO_TL_TENANTS, (int)t->idx + 1, name, "kernel", t->kernel_since,
+                       now, args);
+    colo_timeline_span(sim->tl, COLO_TL_PARTITIONS + (int)t->place.sm_set, t->lane + 1, name,
+                       "kernel", t->kernel_since, now, args);
+}
+
+/* A lane of its partition's timeline for the tenant's kernel that starts: the lowest free one,
+ * so kernels that co-reside stack and those that cannot stay on lane 1. */
+static void take_lane(colo_tenant_run_t *t)
+{
+    uint64_t *used = &t->sim->lanes[t->place.sm_set];
+    int l = 0;
+    while (l < 63 && (*used >> l & 1))
+        l++;
+    *used |= (uint64_t)1 << l;
+    t->lane = l;
+    uint64_t *named = &t->sim->lanes[t->sim->hw.sm.n_sets + t->place.sm_set];
+    if (!(*named >> l & 1)) { /* its first kernel: name the track */
+        char name[32];
+        snprintf(name, sizeof name, "kernels, lane %d", l + 1);
+        colo_timeline_name(t->sim->tl, COLO_TL_PARTITIONS + (int)t->place.sm_set, l + 1, name,
+                           l + 1);
+        *named |= (uint64_t)1 << l;
+    }
+}
+
+static void count_kernels(colo_sim_t *sim)
+{
+    if (sim->tl)
+        colo_timeline_counter(sim->tl, COLO_TL_COUNTERS, "kernels running", sim->eq.now,
+                              sim->kernels_running);
+}
+
 static void kernel_ran(colo_tenant_run_t *t)
 {
     colo_sim_t *sim = t->sim;
@@ -114,6 +157,11 @@ static void kernel_ran(colo_tenant_run_t *t)
     colo_add_clipped(&t->gpu_time, t->kernel_since, now, sim->sc->warmup, sim->sc->duration);
     if (--sim->kernels_running == 0)
         colo_add_clipped(&sim->busy_time, sim->busy_since, now, sim->sc->warmup, sim->sc->duration);
+    if (sim->tl) {
+        timeline_kernel(t);
+        count_kernels(sim);
+        sim->lanes[t->place.sm_set] &= ~((uint64_t)1 << t->lane);
+    }
 }
 
 static void op_done(colo_tenant_run_t *t);
@@ -136,6 +184,10 @@ static void run_kernel(colo_tenant_run_t *t)
     if (sim->kernels_running++ == 0) sim->busy_since = sim->eq.now;
     t->kernel_since = sim->eq.now;
     t->kernel_running = true;
+    if (sim->tl) {
+        take_lane(t);
+        count_kernels(sim);
+    }
     colo_kernel_work_t w = t->var[t->cur_var].work[t->cur_op];
     if (t->cur_scale != 1.0) { /* a batch between two traced sizes */
         w.wave_ns *= t->cur_scale;
@@ -174,6 +226,10 @@ static void ts_observe(void *obj, size_t ctx, bool running)
     if (sim->kernels_running++ == 0) sim->busy_since = sim->eq.now;
     t->kernel_since = sim->eq.now;
     t->kernel_running = true;
+    if (sim->tl) {
+        take_lane(t);
+        count_kernels(sim);
+    }
 }
 
 static void on_ts_done(void *obj, size_t ctx)
@@ -189,6 +245,7 @@ static void issue_op(colo_tenant_run_t *t);
 static void client_done(colo_tenant_run_t *t, int32_t client);
 static void drop(colo_tenant_run_t *t, colo_time_t arrival, colo_drop_reason_t why);
 static void maybe_start(colo_tenant_run_t *t);
+static void queue_counter(colo_tenant_run_t *t);
 
 static struct colo_request pop_request(colo_tenant_run_t *t)
 {
@@ -221,6 +278,7 @@ static void start_batch(colo_tenant_run_t *t)
     }
     t->busy = true;
     t->batch_start = now;
+    queue_counter(t);
     t->cur_op = 0;
     t->host_clock = now;
     issue_op(t);
@@ -253,11 +311,34 @@ static void maybe_start(colo_tenant_run_t *t)
     start_batch(t);
 }
 
+static void queue_counter(colo_tenant_run_t *t)
+{
+    if (!t->sim->tl) return;
+    char name[96];
+    snprintf(name, sizeof name, "queue %s", t->cfg->name);
+    colo_timeline_counter(t->sim->tl, COLO_TL_COUNTERS, name, t->sim->eq.now, (double)t->qlen);
+}
+
+/* The batch that ran [batch_start, now) on the tenant's track. */
+static void timeline_batch(colo_tenant_run_t *t)
+{
+    colo_sim_t *sim = t->sim;
+    if (!colo_timeline_wants(sim->tl, t->batch_start, sim->eq.now)) return;
+    char name[96], args[128];
+    snprintf(name, sizeof name, "%s x%d", t->cfg->trace->model, t->n_batch);
+    colo_time_t oldest = t->n_batch ? t->batch[0].arrival : t->batch_start;
+    snprintf(args, sizeof args, "{\"requests\":%d,\"oldest_waited_ms\":%.6f}", t->n_batch,
+             COLO_TO_MS(t->batch_start - oldest));
+    colo_timeline_span(sim->tl, COLO_TL_TENANTS, (int)t->idx + 1, name, "batch", t->batch_start,
+                       sim->eq.now, args);
+}
+
 static void request_done(colo_tenant_run_t *t)
 {
     colo_sim_t *sim = t->sim;
     colo_time_t now = sim->eq.now;
     t->busy = false;
+    if (sim->tl) timeline_batch(t);
     for (int k = 0; k < t->n_batch; k++) {
         struct colo_request q = t->batch[k];
         if (in_window(sim, now)) t->finished_in_window++;
@@ -291,6 +372,13 @@ static void on_copy_done(void *obj, int64_t arg)
     struct colo_pcie_dir *p = &sim->pcie[dir];
     if (--p->active == 0)
         colo_add_clipped(&p->busy_time, p->since, sim->eq.now, sim->sc->warmup, sim->sc->duration);
+    if (sim->tl && colo_timeline_wants(sim->tl, t->copy_start, sim->eq.now)) {
+        char args[96];
+        snprintf(args, sizeof args, "{\"tenant\":\"%s\"}", t->cfg->name);
+        colo_timeline_span(sim->tl, COLO_TL_COPIES, (int)(t->dom->ce * 2 + (uint32_t)dir) + 1,
+                           dir == COLO_COPY_H2D ? "H2D copy" : "D2H copy", "copy", t->copy_start,
+                           sim->eq.now, args);
+    }
     if ((uint64_t)(arg >> 1) != t->incarnation) return; /* its process died meanwhile */
     t->host_clock = sim->eq.now;                        /* the host waited for the copy */
     op_done(t);
@@ -305,6 +393,7 @@ static void op_ready(void *obj, int64_t arg)
     if (op->type == COLO_OP_COPY) {
         struct colo_pcie_dir *p = &sim->pcie[op->dir];
         if (p->active++ == 0) p->since = sim->eq.now;
+        t->copy_start = sim->eq.now;
         fail(sim, colo_hw_copy_start(&sim->hw, op->dir, op->bytes, t->dom->ce, on_copy_done, t,
                                      (int64_t)((t->incarnation << 1) | (uint64_t)op->dir)));
     } else if (t->dom->kind == COLO_DOM_TIMESLICE) {
@@ -350,6 +439,7 @@ static int push_request(colo_tenant_run_t *t, colo_time_t arrival, int32_t clien
     }
     t->queue[(t->qhead + t->qlen) % t->qcap] = (struct colo_request){arrival, client};
     t->qlen++;
+    queue_counter(t);
     return 0;
 }
 
@@ -710,7 +800,58 @@ void colo_sim_free(colo_sim_t *sim)
         colo_free(sim->dom[k].members);
     }
     colo_free(sim->dom);
+    colo_free(sim->lanes);
     if (sim->hw_ready) colo_hw_fini(&sim->hw);
     colo_eq_fini(&sim->eq);
     colo_free(sim);
+}
+
+int colo_sim_set_timeline(colo_sim_t *sim, colo_timeline_t *tl)
+{
+    sim->tl = tl;
+    if (!tl) return 0;
+    colo_free(sim->lanes);
+    /* per SM set: lanes in use, then lanes named */
+    sim->lanes = colo_calloc(2 * sim->hw.sm.n_sets + 1, sizeof *sim->lanes);
+    if (!sim->lanes) {
+        sim->tl = NULL;
+        return COLO_ENOMEM;
+    }
+    char name[160];
+    colo_timeline_name(tl, COLO_TL_TENANTS, 0, "tenants (batches, kernels)", 1);
+    colo_timeline_name(tl, COLO_TL_COPIES, 0, "copy engines", 2);
+    colo_timeline_name(tl, COLO_TL_COUNTERS, 0, "counters", 3);
+    for (size_t i = 0; i < sim->n; i++) {
+        colo_tenant_run_t *t = &sim->t[i];
+        snprintf(name, sizeof name, "%s (%s)", t->cfg->name, t->cfg->trace->model);
+        colo_timeline_name(tl, COLO_TL_TENANTS, (int)i + 1, name, (int)i);
+        /* a partition's track, named once by its first tenant */
+        bool first = true;
+        for (size_t j = 0; j < i; j++)
+            first &= sim->t[j].place.sm_set != t->place.sm_set;
+        if (first) {
+            int sharers = 0;
+            for (size_t j = 0; j < sim->n; j++)
+                sharers += sim->t[j].place.sm_set == t->place.sm_set;
+            const char *how = sharers == 1 ? "one tenant"
+                              : t->dom->kind == COLO_DOM_CONCURRENT ? "kernels co-reside"
+                                                                    : "one context at a time";
+            int pid = COLO_TL_PARTITIONS + (int)t->place.sm_set;
+            snprintf(name, sizeof name, "SM partition %u: %d SMs, %s", t->place.sm_set,
+                     colo_hw_set_sms(&sim->hw, t->place.sm_set), how);
+            colo_timeline_name(tl, pid, 0, name, pid);
+        }
+    }
+    for (size_t d = 0; d < sim->n_dom; d++) {
+        bool first = true;
+        for (size_t e = 0; e < d; e++)
+            first &= sim->dom[e].ce != sim->dom[d].ce;
+        for (int dir = 0; first && dir < 2; dir++) {
+            snprintf(name, sizeof name, "copy engines %u: %s", sim->dom[d].ce,
+                     dir == COLO_COPY_H2D ? "H2D" : "D2H");
+            int tid = (int)(sim->dom[d].ce * 2 + (uint32_t)dir) + 1;
+            colo_timeline_name(tl, COLO_TL_COPIES, tid, name, tid);
+        }
+    }
+    return 0;
 }

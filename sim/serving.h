@@ -7,6 +7,7 @@
 #include "hardware.h"
 #include "metrics.h"
 #include "scenario.h"
+#include "timeline.h"
 #include "timeslice.h"
 
 #include <gsl/gsl_rng.h>
@@ -81,6 +82,8 @@ typedef struct colo_tenant_run {
     double cur_scale; /* its kernels' durations scaled to the batch size */
     bool batch_timer; /* waiting for a batch to fill */
     colo_time_t batch_start;
+    colo_time_t copy_start; /* its copy in progress: when it was issued */
+    int lane;               /* its running kernel's lane on its partition's timeline */
     colo_time_t host_clock;
     size_t cur_op;
     colo_hw_kernel_t *kernel; /* its kernel on the hardware model, NULL when none runs */
@@ -123,6 +126,8 @@ typedef struct colo_sim {
     colo_time_t busy_since, busy_time;
     colo_time_t end; /* duration + drain: nothing runs past this */
     colo_time_t last_event;
+    colo_timeline_t *tl; /* borrowed; NULL: no timeline */
+    uint64_t *lanes;     /* per SM set: timeline lanes in use; then per SM set: lanes named */
     int failed;       /* first error met inside an event */
     colo_error_t err; /* and its message, when it was an input error (a log line) */
 } colo_sim_t;
@@ -137,6 +142,11 @@ int colo_sim_new(const colo_scenario_t *sc, colo_sim_t **out, colo_error_t *err)
 int colo_sim_run(colo_sim_t *sim, colo_error_t *err);
 
 void colo_sim_free(colo_sim_t *sim);
+
+/* Records the run's timeline into tl (borrowed, open; see timeline.h) and names its tracks: a
+ * tenant's batches and kernels, each SM partition's kernels, each copy engine domain's copies,
+ * kernels running and queue lengths. Call before colo_sim_run. 0 or COLO_ENOMEM. */
+int colo_sim_set_timeline(colo_sim_t *sim, colo_timeline_t *tl);
 
 /* Where a tenant runs, as numbers: its SMs, and the DRAM and L2 bandwidth of its part. */
 typedef struct colo_place_rates {

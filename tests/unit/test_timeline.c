@@ -1,0 +1,150 @@
+/* test_timeline.c: the Chrome Trace Event timeline of a run (--timeline). */
+#include "helpers.h"
+#include "timeline.h"
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+TestSuite(timeline, .init = test_init);
+
+/* An assertion inside a loop over thousands of events: reported only when it fails (each
+ * Criterion assertion is a message to the runner). */
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) cr_assert_fail(__VA_ARGS__);                                                  \
+    } while (0)
+
+/* Runs a scenario with a timeline of [a, b) seconds into a temporary file; returns it parsed. */
+static json_t *run_with_timeline(const char *scenario, double a, double b)
+{
+    char path[] = "/tmp/colosim-timeline-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    colo_error_t err;
+    colo_scenario_t *sc;
+    cr_assert_eq(colo_scenario_load(src_path(scenario), NULL, 0, &sc, &err), 0);
+    colo_sim_t *sim;
+    cr_assert_eq(colo_sim_new(sc, &sim, &err), 0);
+    colo_timeline_t tl;
+    cr_assert_eq(colo_timeline_open(&tl, path, colo_time_from_ns(a * 1e9),
+                                    colo_time_from_ns(b * 1e9), &err), 0);
+    cr_assert_eq(colo_sim_set_timeline(sim, &tl), 0);
+    cr_assert_eq(colo_sim_run(sim, &err), 0);
+    cr_assert_eq(colo_timeline_close(&tl, true, &err), 0);
+    colo_sim_free(sim);
+    colo_scenario_free(sc);
+    json_error_t je;
+    json_t *doc = json_load_file(path, 0, &je);
+    cr_assert_not_null(doc, "%s: the timeline is not JSON: line %d: %s", scenario, je.line,
+                       je.text);
+    unlink(path);
+    return doc;
+}
+
+struct span {
+    int pid, lane;
+    double ts, dur;
+};
+
+static int by_track_then_ts(const void *x, const void *y)
+{
+    const struct span *p = x, *q = y;
+    if (p->pid != q->pid) return p->pid - q->pid;
+    if (p->lane != q->lane) return p->lane - q->lane;
+    return (p->ts > q->ts) - (p->ts < q->ts);
+}
+
+/* Checks the timeline: every span inside the window; on each SM partition's lanes no two
+ * kernels overlap; lanes beyond the first only where the partition's kernels co-reside.
+ * Returns the number of partition lanes used. */
+static int check(json_t *doc, double a, double b)
+{
+    json_t *ev = json_object_get(doc, "traceEvents"), *e;
+    cr_assert(json_is_array(ev));
+    size_t i, n = json_array_size(ev);
+    struct span *sp = calloc(n, sizeof *sp);
+    char coreside[64] = {0}; /* partition pid - COLO_TL_PARTITIONS: kernels may co-reside */
+    int lanes_used = 0;
+    size_t m = 0;
+    json_array_foreach(ev, i, e)
+    {
+        const char *ph = json_string_value(json_object_get(e, "ph"));
+        int pid = (int)json_integer_value(json_object_get(e, "pid"));
+        if (strcmp(ph, "M") == 0 && pid >= COLO_TL_PARTITIONS &&
+            json_integer_value(json_object_get(e, "tid")) == 0 &&
+            strcmp(json_string_value(json_object_get(e, "name")), "process_name") == 0) {
+            const char *name =
+                json_string_value(json_object_get(json_object_get(e, "args"), "name"));
+            coreside[pid - COLO_TL_PARTITIONS] = strstr(name, "co-reside") != NULL;
+        }
+        if (strcmp(ph, "X") != 0) continue;
+        double ts = json_number_value(json_object_get(e, "ts"));
+        double dur = json_number_value(json_object_get(e, "dur"));
+        CHECK(dur >= 0, "negative duration at %f us", ts);
+        CHECK(ts >= a * 1e6 - 1e-3 && ts + dur <= b * 1e6 + 1e-3,
+              "span [%f, %f] us outside the window", ts, ts + dur);
+        if (pid >= COLO_TL_PARTITIONS)
+            sp[m++] = (struct span){pid, (int)json_integer_value(json_object_get(e, "tid")), ts,
+                                    dur};
+    }
+    /* per partition and lane, in time order: each kernel ends before the next starts */
+    qsort(sp, m, sizeof *sp, by_track_then_ts);
+    for (size_t k = 0; k < m; k++) {
+        const struct span *c = &sp[k];
+        bool new_track = k == 0 || c->pid != sp[k - 1].pid || c->lane != sp[k - 1].lane;
+        if (new_track) {
+            lanes_used++;
+            CHECK(c->lane == 1 || coreside[c->pid - COLO_TL_PARTITIONS],
+                  "partition %d uses lane %d but its kernels cannot co-reside", c->pid, c->lane);
+        } else {
+            CHECK(sp[k - 1].ts + sp[k - 1].dur <= c->ts + 2e-3,
+                  "partition %d lane %d: kernels overlap at %f us", c->pid, c->lane, c->ts);
+        }
+    }
+    int kernels = (int)m;
+    cr_assert_gt(kernels, 0, "the window holds kernels");
+    free(sp);
+    return lanes_used;
+}
+
+Test(timeline, time_slicing_never_overlaps_kernels)
+{
+    json_t *d = run_with_timeline("scenarios/resnet50_bert_timeslice.cfg", 2.0, 2.5);
+    cr_assert_eq(check(d, 2.0, 2.5), 1, "one partition, one lane");
+    json_decref(d);
+}
+
+Test(timeline, mig_instances_and_green_contexts_are_separate_tracks)
+{
+    json_t *d = run_with_timeline("scenarios/mig_layout_h100.cfg", 3.0, 3.3);
+    cr_assert_geq(check(d, 3.0, 3.3), 3, "a partition per instance");
+    json_decref(d);
+    d = run_with_timeline("scenarios/green_contexts_h100.cfg", 3.0, 3.3);
+    cr_assert_geq(check(d, 3.0, 3.3), 2);
+    json_decref(d);
+}
+
+Test(timeline, mps_kernels_co_reside_on_lanes)
+{
+    json_t *d = run_with_timeline("scenarios/mps_caps_h100.cfg", 4.0, 4.2);
+    cr_assert_geq(check(d, 4.0, 4.2), 2, "co-resident kernels need a second lane");
+    json_decref(d);
+}
+
+/* Nothing outside the window is written: a window after the run's end holds no spans. */
+Test(timeline, the_window_bounds_the_file)
+{
+    json_t *d = run_with_timeline("scenarios/resnet50_bert_timeslice.cfg", 100.0, 101.0);
+    json_t *ev = json_object_get(d, "traceEvents"), *e;
+    size_t i;
+    json_array_foreach(ev, i, e)
+        CHECK(strcmp(json_string_value(json_object_get(e, "ph")), "M") == 0,
+              "event %zu is not metadata", i);
+    json_decref(d);
+}
