@@ -328,6 +328,7 @@ static int read_tenant(const colo_cfg_reader_t *r, const config_setting_t *t, co
                                        "batching",
                                        "queue_limit",
                                        "deadline_ms",
+                                       "class",
                                        NULL};
     colo_tenant_cfg_t *tc = &sc->tenants[i];
     if (!config_setting_is_group(t))
@@ -388,6 +389,13 @@ static int read_tenant(const colo_cfg_reader_t *r, const config_setting_t *t, co
                                   "%lld SMs: %s has %d", v, sc->gpu->name, sc->gpu->sm.count);
         tc->sms_asked = (int)v;
     }
+    const char *cls = NULL;
+    if ((rc = colo_cfg_string(r, t, "class", 0, &cls)) < 0) return rc;
+    if (cls && strcmp(cls, "best_effort") == 0)
+        tc->cls = COLO_CLASS_BEST_EFFORT;
+    else if (cls && strcmp(cls, "latency") != 0)
+        return colo_cfg_error(r, config_setting_get_member(t, "class"), COLO_EINVAL,
+                              "'%s': use \"latency\" or \"best_effort\"", cls);
     const char *inst = NULL;
     if ((rc = colo_cfg_string(r, t, "instance", 0, &inst)) < 0) return rc;
     if (inst && !(tc->instance_name = colo_strdup(inst))) return COLO_ENOMEM;
@@ -446,12 +454,48 @@ static int read_metrics(const colo_cfg_reader_t *r, const config_setting_t *root
     return 0;
 }
 
+/* scheduler = { policy = "NAME"; PARAM = number; ... }: a kernel scheduler (scheduler.h). */
+static int read_scheduler(const colo_cfg_reader_t *r, const config_setting_t *root,
+                          colo_scenario_t *sc)
+{
+    const config_setting_t *g;
+    int rc = colo_cfg_aggregate(r, root, "scheduler", 0, CONFIG_TYPE_GROUP, &g);
+    if (rc < 0 || !g) return rc < 0 ? rc : 0;
+    const char *policy;
+    if ((rc = colo_cfg_string(r, g, "policy", REQ, &policy))) return rc;
+    const colo_sched_ops_t *ops = colo_sched_find(policy);
+    if (!ops) {
+        char names[512];
+        colo_sched_names(names, sizeof names);
+        return colo_cfg_error(r, config_setting_get_member(g, "policy"), COLO_EINVAL,
+                              "unknown scheduler '%s' (known: %s)", policy, names);
+    }
+    const char *keys[COLO_SCHED_MAX_PARAMS + 2] = {"policy"};
+    size_t k = 0;
+    for (; k < COLO_SCHED_MAX_PARAMS && ops->params[k]; k++) {
+        keys[k + 1] = ops->params[k];
+        sc->scheduler.param[k] = ops->defaults[k];
+    }
+    keys[k + 1] = NULL;
+    if ((rc = colo_cfg_check_keys(r, g, (const char *const *)keys))) return rc;
+    for (size_t i = 0; i < k; i++)
+        if ((rc = colo_cfg_double(r, g, ops->params[i], COLO_CFG_NONNEG,
+                                  &sc->scheduler.param[i])) < 0)
+            return rc;
+    sc->scheduler.ops = ops;
+    if (sc->sharing.mode == COLO_SHARE_TIMESLICE)
+        return colo_cfg_error(r, config_setting_get_member(g, "policy"), COLO_EINVAL,
+                              "a kernel scheduler needs kernels that run together: sharing.mode "
+                              "mps or green, or MPS inside MIG instances");
+    return 0;
+}
+
 static int read_scenario(const colo_cfg_reader_t *r, const config_setting_t *root,
                          colo_scenario_t *sc)
 {
     static const char *const keys[] = {"description", "gpu",     "seed",    "duration_s",
                                        "warmup_s",    "drain_s", "sharing", "tenants",
-                                       "faults",      "metrics", NULL};
+                                       "faults",      "metrics", "scheduler", NULL};
     int rc = colo_cfg_check_keys(r, root, keys);
     if (rc) return rc;
     const char *desc = NULL, *gpu;
@@ -491,7 +535,19 @@ static int read_scenario(const colo_cfg_reader_t *r, const config_setting_t *roo
         if (rc) return rc;
     }
     if ((rc = read_faults(r, root, sc))) return rc;
-    return colo_layout_resolve(r, root, sc);
+    if ((rc = read_scheduler(r, root, sc))) return rc;
+    if ((rc = colo_layout_resolve(r, root, sc))) return rc;
+    if (sc->scheduler.ops && sc->sharing.mode == COLO_SHARE_MIG) {
+        bool mps = false;
+        for (size_t k = 0; k < sc->sharing.n_instances; k++)
+            mps |= sc->sharing.instances[k].share == COLO_SHARE_MPS;
+        if (!mps)
+            return colo_cfg_error(
+                r, config_setting_get_member(config_setting_get_member(root, "scheduler"), "policy"),
+                COLO_EINVAL,
+                "a kernel scheduler needs kernels that run together: no MIG instance runs MPS");
+    }
+    return 0;
 }
 
 int colo_scenario_load(const char *path, const char *const *overrides, size_t n_overrides,

@@ -5,6 +5,7 @@
 #include "arrival.h"
 #include "errors.h"
 #include "gpu.h"
+#include "scheduler.h"
 #include "simtime.h"
 #include "trace.h"
 
@@ -60,6 +61,7 @@ typedef struct colo_tenant_cfg {
     /* MPS */
     int active_thread_percentage; /* 100 when not given */
     int priority;                 /* 0 normal, 1 below normal */
+    colo_class_t cls;             /* for kernel schedulers: latency-sensitive or best-effort */
     double memory_limit_gib;      /* 0: none */
     /* Green Contexts and MPS static partitions: SMs asked for (0: not given) */
     int sms_asked;
@@ -80,6 +82,10 @@ typedef struct colo_scenario {
     colo_time_t warmup;   /* requests arriving before this are not measured */
     colo_time_t drain;    /* after duration, time allowed for requests in flight */
     size_t exact_samples; /* per tenant, latencies kept exactly before the histogram */
+    struct {
+        const colo_sched_ops_t *ops; /* NULL: kernels launch as soon as they are ready */
+        double param[COLO_SCHED_MAX_PARAMS];
+    } scheduler;
     struct {
         colo_share_mode_t mode;
         char *timeslice_name; /* "default", "short", "medium", "long", or "custom" */

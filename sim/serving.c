@@ -166,6 +166,8 @@ static void kernel_ran(colo_tenant_run_t *t)
 
 static void op_done(colo_tenant_run_t *t);
 
+static void dispatch(colo_domain_t *d);
+
 static void on_hw_kernel_done(void *obj, int64_t arg)
 {
     colo_tenant_run_t *t = obj;
@@ -174,7 +176,14 @@ static void on_hw_kernel_done(void *obj, int64_t arg)
     kernel_ran(t);
     if ((uint64_t)arg != t->incarnation) return;
     t->kernel_left = 1.0;
+    colo_sched_t *s = t->dom->sched;
+    if (s) {
+        s->item[t->ctx].state = COLO_ITEM_IDLE;
+        s->item[t->ctx].preempting = false;
+        if (s->ops->on_complete) s->ops->on_complete(s, t->ctx);
+    }
     op_done(t);
+    if (s) dispatch(t->dom);
 }
 
 /* Starts (or resumes) the tenant's current kernel on its place. */
@@ -384,6 +393,76 @@ static void on_copy_done(void *obj, int64_t arg)
     op_done(t);
 }
 
+/* ---- kernel schedulers (concurrent domains) ---- */
+
+/* Launches what the scheduler picks, until it holds the rest. */
+static void dispatch(colo_domain_t *d)
+{
+    colo_sched_t *s = d->sched;
+    if (d->dispatching) return; /* a launch inside a launch: the outer loop goes on */
+    d->dispatching = true;
+    long m;
+    while (!d->sim->failed && (m = s->ops->pick_next(s)) >= 0) {
+        if ((size_t)m >= s->n || s->item[m].state != COLO_ITEM_READY) {
+            fail(d->sim, COLO_ESTATE); /* the scheduler picked a member with nothing ready */
+            break;
+        }
+        s->item[m].state = COLO_ITEM_RUNNING;
+        d->launches[m]++;
+        run_kernel(&d->sim->t[d->members[m]]);
+    }
+    d->dispatching = false;
+}
+
+/* The tenant's current kernel is ready: describe it to the scheduler. */
+static void offer_kernel(colo_tenant_run_t *t)
+{
+    colo_sched_t *s = t->dom->sched;
+    colo_sched_item_t *it = &s->item[t->ctx];
+    const colo_kernel_work_t *w = &t->var[t->cur_var].work[t->cur_op];
+    const colo_trace_t *tr = t->cfg->variants[t->cur_var].trace;
+    it->state = COLO_ITEM_READY;
+    it->ready = t->sim->eq.now;
+    it->deadline = t->cfg->slo > 0 && t->n_batch ? t->batch[0].arrival + t->cfg->slo : INT64_MAX;
+    it->alone = colo_time_from_ns((double)t->var[t->cur_var].op_time[t->cur_op] * t->cur_scale *
+                                  t->kernel_left);
+    it->wave = colo_time_from_ns(w->wave_ns * t->cur_scale);
+    it->blocks = w->blocks > (unsigned long long)INT32_MAX ? INT32_MAX : (int)w->blocks;
+    it->first_of_request = it->last_of_request = true;
+    for (size_t k = 0; k < tr->n_ops; k++)
+        if (tr->ops[k].type == COLO_OP_KERNEL) {
+            if (k < t->cur_op) it->first_of_request = false;
+            if (k > t->cur_op) it->last_of_request = false;
+        }
+    if (s->ops->on_arrival) s->ops->on_arrival(s, t->ctx);
+    dispatch(t->dom);
+}
+
+/* A preemption asked by the scheduler comes due: the kernel leaves the SMs with its progress. */
+static void on_preempt(void *obj, int64_t arg)
+{
+    colo_tenant_run_t *t = obj;
+    colo_sched_t *s = t->dom->sched;
+    colo_sched_item_t *it = &s->item[t->ctx];
+    if ((uint64_t)arg != t->dom->launches[t->ctx] || it->state != COLO_ITEM_RUNNING ||
+        !it->preempting)
+        return; /* it ended (or its process died) first */
+    halt_kernel(t);
+    it->preempting = false;
+    it->state = COLO_ITEM_READY;
+    it->ready = t->sim->eq.now;
+    if (s->ops->on_arrival) s->ops->on_arrival(s, t->ctx);
+    dispatch(t->dom);
+}
+
+static void sched_preempt(void *engine, size_t m, colo_time_t delay)
+{
+    colo_domain_t *d = engine;
+    colo_tenant_run_t *t = &d->sim->t[d->members[m]];
+    fail(d->sim, colo_eq_schedule(&d->sim->eq, d->sim->eq.now + (delay > 0 ? delay : 0),
+                                  on_preempt, t, (int64_t)d->launches[m], NULL));
+}
+
 static void op_ready(void *obj, int64_t arg)
 {
     colo_tenant_run_t *t = obj;
@@ -400,6 +479,8 @@ static void op_ready(void *obj, int64_t arg)
         fail(sim, colo_ts_submit(&t->dom->ts, t->ctx,
                                  colo_time_from_ns((double)t->var[t->cur_var].op_time[t->cur_op] *
                                                    t->cur_scale)));
+    } else if (t->dom->sched) {
+        offer_kernel(t);
     } else {
         run_kernel(t);
     }
@@ -538,6 +619,14 @@ static void crash(colo_tenant_run_t *t)
         colo_ts_abort(&t->dom->ts, t->ctx); /* stops its kernel through ts_stop */
     else
         halt_kernel(t);
+    colo_sched_t *s = t->dom->sched;
+    if (s && s->item[t->ctx].state != COLO_ITEM_IDLE) { /* its kernel is lost with it */
+        s->item[t->ctx].state = COLO_ITEM_IDLE;
+        s->item[t->ctx].preempting = false;
+        s->item[t->ctx].last_of_request = true;
+        t->dom->launches[t->ctx]++;
+        if (s->ops->on_complete) s->ops->on_complete(s, t->ctx);
+    }
     t->incarnation++;
     t->faults++;
     t->kernel_left = 1.0;
@@ -572,6 +661,7 @@ static void on_fault(void *obj, int64_t arg)
     }
     for (size_t i = 0; i < t->dom->n_members; i++)
         crash(&sim->t[t->dom->members[i]]);
+    if (t->dom->sched) dispatch(t->dom);
 }
 
 /* ---- set-up ---- */
@@ -582,6 +672,36 @@ static int range_set(colo_hw_t *hw, int first, int n, uint32_t *idx)
     for (int i = 0; i < n && i < COLO_HW_MAX_UNITS; i++)
         ids[i] = first + i;
     return colo_hw_add_sm_set(hw, ids, n, idx);
+}
+
+/* The scenario's kernel scheduler for concurrent domain d. */
+static int sched_new(colo_sim_t *sim, colo_domain_t *d)
+{
+    const colo_scenario_t *sc = sim->sc;
+    colo_sched_t *s = colo_calloc(1, sizeof *s);
+    if (!s) return COLO_ENOMEM;
+    d->sched = s;
+    s->ops = sc->scheduler.ops;
+    memcpy(s->param, sc->scheduler.param, sizeof s->param);
+    s->n = d->n_members;
+    s->sms = d->sms;
+    s->now = &sim->eq.now;
+    s->preempt = sched_preempt;
+    s->engine = d;
+    s->item = colo_calloc(s->n, sizeof *s->item);
+    d->launches = colo_calloc(s->n, sizeof *d->launches);
+    if (!s->item || !d->launches) return COLO_ENOMEM;
+    for (size_t m = 0; m < s->n; m++) {
+        s->item[m].tenant = d->members[m];
+        s->item[m].cls = sc->tenants[d->members[m]].cls;
+        s->item[m].deadline = INT64_MAX;
+    }
+    int rc = s->ops->init ? s->ops->init(s) : 0;
+    if (rc) {
+        s->ops = NULL; /* no fini for what did not start */
+        return rc;
+    }
+    return 0;
 }
 
 /* Domains and partitions of the hardware for the scenario's sharing mechanism. */
@@ -636,6 +756,9 @@ static int build_domains(colo_sim_t *sim)
         if (c->sm_count > 0) rc = range_set(hw, c->sm_first, c->sm_count, &t->place.sm_set);
         t->place.sm_limit = c->sm_cap;
     }
+    for (size_t k = 0; k < sim->n_dom && !rc; k++)
+        if (sc->scheduler.ops && sim->dom[k].kind == COLO_DOM_CONCURRENT && sim->dom[k].n_members)
+            rc = sched_new(sim, &sim->dom[k]);
     for (size_t k = 0; k < sim->n_dom && !rc; k++) {
         colo_domain_t *d = &sim->dom[k];
         if (d->kind != COLO_DOM_TIMESLICE || d->n_members == 0) continue;
@@ -798,6 +921,13 @@ void colo_sim_free(colo_sim_t *sim)
     for (size_t k = 0; k < sim->n_dom; k++) {
         if (sim->dom[k].ts_ready) colo_ts_fini(&sim->dom[k].ts);
         colo_free(sim->dom[k].members);
+    }
+    for (size_t k = 0; sim->dom && k < sim->n_dom; k++) {
+        colo_sched_t *s = sim->dom[k].sched;
+        if (s && s->ops && s->ops->fini) s->ops->fini(s);
+        if (s) colo_free(s->item);
+        colo_free(s);
+        colo_free(sim->dom[k].launches);
     }
     colo_free(sim->dom);
     colo_free(sim->lanes);

@@ -7,6 +7,7 @@
 #include "hardware.h"
 #include "metrics.h"
 #include "scenario.h"
+#include "scheduler.h"
 #include "timeline.h"
 #include "timeslice.h"
 
@@ -45,6 +46,9 @@ typedef struct colo_domain {
     uint32_t ce;           /* its copy-engine domain */
     int sms;               /* SMs in its part */
     double dram_rate, l2_rate;
+    colo_sched_t *sched; /* concurrent domains with a kernel scheduler; NULL: none */
+    uint64_t *launches;  /* per member: launches so far (stale preemption timers) */
+    bool dispatching;
 } colo_domain_t;
 
 /* One tenant's state during a run: a FIFO of waiting requests, the request being served (one

@@ -48,7 +48,8 @@ const char *read_text(const char *path)
     return buf;
 }
 
-test_run_t run_scenario(const char *path, const char *const *sets, size_t n)
+test_run_t run_scenario_tl(const char *path, const char *const *sets, size_t n, double a,
+                           double b)
 {
     test_run_t r = {0};
     colo_error_t err;
@@ -58,15 +59,40 @@ test_run_t run_scenario(const char *path, const char *const *sets, size_t n)
     colo_error_format(&err, msg, sizeof msg);
     cr_assert_eq(rc, 0, "loading %s: %s", path, msg);
     cr_assert_eq(colo_sim_new(r.sc, &r.sim, &err), 0);
+    char tl_path[] = "/tmp/colosim-timeline-XXXXXX";
+    colo_timeline_t tl;
+    if (b > a) {
+        int fd = mkstemp(tl_path);
+        cr_assert_geq(fd, 0);
+        close(fd);
+        cr_assert_eq(colo_timeline_open(&tl, tl_path, colo_time_from_ns(a * 1e9),
+                                        colo_time_from_ns(b * 1e9), &err),
+                     0);
+        cr_assert_eq(colo_sim_set_timeline(r.sim, &tl), 0);
+    }
     cr_assert_eq(colo_sim_run(r.sim, &err), 0);
+    if (b > a) {
+        cr_assert_eq(colo_timeline_close(&tl, true, &err), 0);
+        json_error_t je;
+        r.timeline = json_load_file(tl_path, 0, &je);
+        cr_assert_not_null(r.timeline, "%s: the timeline is not JSON: line %d: %s", path, je.line,
+                           je.text);
+        unlink(tl_path);
+    }
     r.results = colo_results_json(r.sim, sets, n);
     cr_assert(r.results);
     return r;
 }
 
+test_run_t run_scenario(const char *path, const char *const *sets, size_t n)
+{
+    return run_scenario_tl(path, sets, n, 0, 0);
+}
+
 void run_free(test_run_t *r)
 {
     json_decref(r->results);
+    json_decref(r->timeline);
     colo_sim_free(r->sim);
     colo_scenario_free(r->sc);
     memset(r, 0, sizeof *r);

@@ -5,6 +5,7 @@
 #include "results.h"
 #include "scenario.h"
 #include "serving.h"
+#include "timeline.h"
 
 #include <jansson.h>
 #include <stddef.h>
@@ -26,9 +27,13 @@ typedef struct test_run {
     colo_scenario_t *sc;
     colo_sim_t *sim;
     json_t *results;
+    json_t *timeline; /* run_scenario_tl: the parsed timeline */
 } test_run_t;
 
 test_run_t run_scenario(const char *path, const char *const *sets, size_t n);
+/* The same with a timeline of the window [a, b) seconds, parsed into r.timeline. */
+test_run_t run_scenario_tl(const char *path, const char *const *sets, size_t n, double a,
+                           double b);
 void run_free(test_run_t *r);
 
 /* Tenant i's object in a results document. */

@@ -19,31 +19,12 @@ TestSuite(timeline, .init = test_init);
         if (!(cond)) cr_assert_fail(__VA_ARGS__);                                                  \
     } while (0)
 
-/* Runs a scenario with a timeline of [a, b) seconds into a temporary file; returns it parsed. */
+/* Runs a scenario with a timeline of [a, b) seconds; returns the timeline (caller's). */
 static json_t *run_with_timeline(const char *scenario, double a, double b)
 {
-    char path[] = "/tmp/colosim-timeline-XXXXXX";
-    int fd = mkstemp(path);
-    cr_assert_geq(fd, 0);
-    close(fd);
-    colo_error_t err;
-    colo_scenario_t *sc;
-    cr_assert_eq(colo_scenario_load(src_path(scenario), NULL, 0, &sc, &err), 0);
-    colo_sim_t *sim;
-    cr_assert_eq(colo_sim_new(sc, &sim, &err), 0);
-    colo_timeline_t tl;
-    cr_assert_eq(colo_timeline_open(&tl, path, colo_time_from_ns(a * 1e9),
-                                    colo_time_from_ns(b * 1e9), &err), 0);
-    cr_assert_eq(colo_sim_set_timeline(sim, &tl), 0);
-    cr_assert_eq(colo_sim_run(sim, &err), 0);
-    cr_assert_eq(colo_timeline_close(&tl, true, &err), 0);
-    colo_sim_free(sim);
-    colo_scenario_free(sc);
-    json_error_t je;
-    json_t *doc = json_load_file(path, 0, &je);
-    cr_assert_not_null(doc, "%s: the timeline is not JSON: line %d: %s", scenario, je.line,
-                       je.text);
-    unlink(path);
+    test_run_t r = run_scenario_tl(src_path(scenario), NULL, 0, a, b);
+    json_t *doc = json_incref(r.timeline);
+    run_free(&r);
     return doc;
 }
 
