@@ -73,6 +73,12 @@ long colo_sched_min_ready(const colo_sched_t *s, double (*key)(const colo_sched_
     return best;
 }
 
+long colo_sched_pick_slots(const colo_sched_t *s, double (*key)(const colo_sched_item_t *))
+{
+    if (s->param[0] > 0 && (double)colo_sched_running(s, -1) >= s->param[0]) return -1;
+    return colo_sched_min_ready(s, key);
+}
+
 size_t colo_sched_running(const colo_sched_t *s, int cls)
 {
     size_t n = 0;

@@ -74,6 +74,9 @@ void colo_sched_preempt(colo_sched_t *s, size_t m, colo_time_t delay);
 /* Helpers for pick_next: the READY member with the smallest key (ties: earliest ready, then
  * lowest index), or -1. */
 long colo_sched_min_ready(const colo_sched_t *s, double (*key)(const colo_sched_item_t *));
+/* min_ready under a limit of param[0] kernels running (0: none), for schedulers whose first
+ * parameter is "slots". */
+long colo_sched_pick_slots(const colo_sched_t *s, double (*key)(const colo_sched_item_t *));
 /* Members RUNNING, in total or of one class. */
 size_t colo_sched_running(const colo_sched_t *s, int cls); /* cls -1: any */
 

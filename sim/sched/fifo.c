@@ -4,8 +4,7 @@
 
 static long fifo_pick(colo_sched_t *s)
 {
-    if (s->param[0] > 0 && (double)colo_sched_running(s, -1) >= s->param[0]) return -1;
-    return colo_sched_min_ready(s, NULL);
+    return colo_sched_pick_slots(s, NULL);
 }
 
 const colo_sched_ops_t colo_sched_fifo = {

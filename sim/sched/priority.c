@@ -9,8 +9,7 @@ static double by_class(const colo_sched_item_t *it)
 
 static long priority_pick(colo_sched_t *s)
 {
-    if (s->param[0] > 0 && (double)colo_sched_running(s, -1) >= s->param[0]) return -1;
-    return colo_sched_min_ready(s, by_class);
+    return colo_sched_pick_slots(s, by_class);
 }
 
 const colo_sched_ops_t colo_sched_priority = {
