@@ -420,7 +420,6 @@ static void offer_kernel(colo_tenant_run_t *t)
     colo_sched_t *s = t->dom->sched;
     colo_sched_item_t *it = &s->item[t->ctx];
     const colo_kernel_work_t *w = &t->var[t->cur_var].work[t->cur_op];
-    const colo_trace_t *tr = t->cfg->variants[t->cur_var].trace;
     it->state = COLO_ITEM_READY;
     it->ready = t->sim->eq.now;
     it->deadline = t->cfg->slo > 0 && t->n_batch ? t->batch[0].arrival + t->cfg->slo : INT64_MAX;
@@ -428,12 +427,8 @@ static void offer_kernel(colo_tenant_run_t *t)
                                   t->kernel_left);
     it->wave = colo_time_from_ns(w->wave_ns * t->cur_scale);
     it->blocks = w->blocks > (unsigned long long)INT32_MAX ? INT32_MAX : (int)w->blocks;
-    it->first_of_request = it->last_of_request = true;
-    for (size_t k = 0; k < tr->n_ops; k++)
-        if (tr->ops[k].type == COLO_OP_KERNEL) {
-            if (k < t->cur_op) it->first_of_request = false;
-            if (k > t->cur_op) it->last_of_request = false;
-        }
+    it->first_of_request = t->cur_op == t->var[t->cur_var].first_kernel;
+    it->last_of_request = t->cur_op == t->var[t->cur_var].last_kernel;
     if (s->ops->on_arrival) s->ops->on_arrival(s, t->ctx);
     dispatch(t->dom);
 }
@@ -819,10 +814,14 @@ int colo_sim_new(const colo_scenario_t *sc, colo_sim_t **out, colo_error_t *err)
             const colo_variant_t *var = &t->cfg->variants[v];
             const colo_trace_t *tr = var->trace;
             rc = colo_variant_times(var, sc->gpu, pr, t->var[v].op_time, &t->totals[v], err);
+            t->var[v].first_kernel = SIZE_MAX;
             for (size_t k = 0; k < tr->n_ops && !rc; k++)
-                if (tr->ops[k].type == COLO_OP_KERNEL)
+                if (tr->ops[k].type == COLO_OP_KERNEL) {
                     rc = colo_kernel_work(&tr->ops[k], var->gpu, sc->gpu, &t->var[v].work[k],
                                           tr->path, k, err);
+                    if (t->var[v].first_kernel == SIZE_MAX) t->var[v].first_kernel = k;
+                    t->var[v].last_kernel = k;
+                }
         }
         if (!rc) {
             size_t k;

@@ -66,6 +66,7 @@ typedef struct colo_tenant_run {
     struct colo_variant_run {
         colo_time_t *op_time;     /* kernel duration or copy time */
         colo_kernel_work_t *work; /* kernels only */
+        size_t first_kernel, last_kernel; /* op indices of its first and last kernels */
     } * var;
     colo_time_t *totals;  /* one run of each trace alone, for colo_batch_variant */
     colo_time_t isolated; /* one request alone, start to finish */
