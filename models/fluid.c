@@ -18,6 +18,9 @@ struct colo_fluid_res {
     /* solver scratch */
     double rem, wsum; /* capacity left; sum of coef x weight of the unfixed users */
     uint32_t unfixed;
+    /* utilisation: current use (units per ns) and its integral over time up to since */
+    double used, integral;
+    colo_time_t since;
 };
 
 struct colo_fluid_act {
@@ -120,11 +123,28 @@ static void advance(colo_fluid_t *fl, struct colo_fluid_act *a)
     a->since = now;
 }
 
+/* Adds (sign 1) or removes (-1) the activity's use at its current speed to its resources' use,
+ * after bringing their integrals up to now. */
+static void account(colo_fluid_t *fl, const struct colo_fluid_act *a, double sign)
+{
+    colo_time_t now = fl->eq->now;
+    for (int k = 0; k < a->n; k++) {
+        struct colo_fluid_res *r = &fl->res[a->e[k].res];
+        if (now > r->since) {
+            r->integral += r->used * (double)(now - r->since);
+            r->since = now;
+        }
+        r->used += sign * a->e[k].coef * a->speed;
+    }
+}
+
 /* ---- solving ---- */
 
 static void fix(colo_fluid_t *fl, struct colo_fluid_act *a, double v, uint32_t *unfixed)
 {
+    account(fl, a, -1);
     a->speed = v;
+    account(fl, a, 1);
     a->fixed = true;
     (*unfixed)--;
     for (int k = 0; k < a->n; k++) {
@@ -274,6 +294,7 @@ static int flush(colo_fluid_t *fl)
 static void release(colo_fluid_t *fl, uint32_t ai)
 {
     struct colo_fluid_act *a = &fl->act[ai];
+    account(fl, a, -1);
     for (int k = 0; k < a->n; k++) {
         remove_user(fl, a->e[k].res, ai);
         note(fl, mark_dirty(fl, a->e[k].res));
@@ -394,12 +415,14 @@ int colo_fluid_update(colo_fluid_t *fl, colo_activity_id_t id, double work,
     if (n < 1 || n > COLO_FLUID_MAX_ELEMS || !(work > 0)) return COLO_EINVAL;
     uint32_t ai = (uint32_t)(a - fl->act);
     advance(fl, a);
+    account(fl, a, -1); /* its use moves to the new resources, at its speed until re-solved */
     for (int k = 0; k < a->n; k++) {
         remove_user(fl, a->e[k].res, ai);
         if (mark_dirty(fl, a->e[k].res)) return COLO_ENOMEM;
     }
     a->work = work;
     int rc = set_elems(fl, a, ai, elems, n);
+    if (!rc) account(fl, a, 1);
     return rc ? rc : flush(fl);
 }
 
@@ -457,4 +480,12 @@ double colo_fluid_usage(const colo_fluid_t *fl, uint32_t r)
 double colo_fluid_capacity(const colo_fluid_t *fl, uint32_t r)
 {
     return fl->res[r].capacity;
+}
+
+double colo_fluid_used_integral(const colo_fluid_t *fl, uint32_t r)
+{
+    const struct colo_fluid_res *res = &fl->res[r];
+    colo_time_t now = fl->eq->now;
+    double v = res->integral + (now > res->since ? res->used * (double)(now - res->since) : 0);
+    return v > 0 ? v : 0;
 }

@@ -95,4 +95,8 @@ double colo_fluid_remaining(const colo_fluid_t *fl, colo_activity_id_t id);
 double colo_fluid_usage(const colo_fluid_t *fl, uint32_t r);
 double colo_fluid_capacity(const colo_fluid_t *fl, uint32_t r);
 
+/* Resource r's use integrated over time since the solver began, up to now (units x ns): its
+ * mean utilisation over [t0, t1) is the difference of two readings / (capacity x (t1 - t0)). */
+double colo_fluid_used_integral(const colo_fluid_t *fl, uint32_t r);
+
 #endif

@@ -478,3 +478,30 @@ int colo_hw_copy_start(colo_hw_t *hw, colo_copy_dir_t dir, long long bytes, uint
     d->q_len++;
     return 0;
 }
+
+const char *const colo_use_names[COLO_USE_KINDS] = {"sm", "l2", "dram", "pcie_h2d", "pcie_d2h"};
+
+static double family_integral(const colo_hw_t *hw, const colo_hw_family_t *f)
+{
+    double v = 0;
+    for (size_t k = 0; k < f->n_classes; k++)
+        v += colo_fluid_used_integral(&hw->fl, f->classes[k].res);
+    return v;
+}
+
+void colo_hw_usage(const colo_hw_t *hw, double integral[COLO_USE_KINDS],
+                   double capacity[COLO_USE_KINDS])
+{
+    integral[COLO_USE_SM] = family_integral(hw, &hw->sm);
+    integral[COLO_USE_DRAM] = family_integral(hw, &hw->mem);
+    integral[COLO_USE_L2] = 0;
+    for (size_t g = 0; g < hw->n_l2; g++)
+        integral[COLO_USE_L2] += colo_fluid_used_integral(&hw->fl, hw->l2[g].res);
+    integral[COLO_USE_H2D] = colo_fluid_used_integral(&hw->fl, hw->pcie[COLO_COPY_H2D]);
+    integral[COLO_USE_D2H] = colo_fluid_used_integral(&hw->fl, hw->pcie[COLO_COPY_D2H]);
+    capacity[COLO_USE_SM] = hw->sm.n_units * hw->sm.unit_capacity;
+    capacity[COLO_USE_DRAM] = hw->mem.n_units * hw->mem.unit_capacity;
+    capacity[COLO_USE_L2] = hw->n_l2 ? colo_fluid_capacity(&hw->fl, hw->l2[0].res) : 0;
+    capacity[COLO_USE_H2D] = colo_fluid_capacity(&hw->fl, hw->pcie[COLO_COPY_H2D]);
+    capacity[COLO_USE_D2H] = colo_fluid_capacity(&hw->fl, hw->pcie[COLO_COPY_D2H]);
+}

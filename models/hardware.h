@@ -116,6 +116,15 @@ double colo_hw_kernel_dram_bytes(const colo_hw_kernel_t *k);
 int colo_hw_copy_start(colo_hw_t *hw, colo_copy_dir_t dir, long long bytes, uint32_t ce,
                        colo_fluid_done_fn done, void *obj, int64_t arg);
 
+/* What the GPU's resources have carried so far through the solver (integrals of use over time,
+ * in units x ns) and what the whole GPU can carry per ns: SMs (SM x ns), L2 and DRAM (bytes),
+ * each PCIe direction (bytes). Utilisation over [t0, t1) = difference of two readings /
+ * (capacity x (t1 - t0)). */
+enum { COLO_USE_SM, COLO_USE_L2, COLO_USE_DRAM, COLO_USE_H2D, COLO_USE_D2H, COLO_USE_KINDS };
+extern const char *const colo_use_names[COLO_USE_KINDS]; /* "sm", "l2", "dram", ... */
+void colo_hw_usage(const colo_hw_t *hw, double integral[COLO_USE_KINDS],
+                   double capacity[COLO_USE_KINDS]);
+
 /* Time a copy takes alone: latency + bytes / rate. */
 colo_time_t colo_hw_copy_alone(const colo_gpu_t *gpu, colo_copy_dir_t dir, long long bytes);
 

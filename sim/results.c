@@ -87,6 +87,31 @@ static json_t *tenant_json(const colo_sim_t *sim, const colo_tenant_run_t *t)
     return o;
 }
 
+/* Utilisation of the GPU's resources: the window's mean and the series per interval. */
+static json_t *utilisation_json(const colo_sim_t *sim)
+{
+    const colo_scenario_t *sc = sim->sc;
+    double window = (double)(sc->duration - sc->warmup);
+    json_t *mean = json_object(), *series = json_object();
+    json_t *o = json_pack("{s:f,s:f,s:o,s:o}", "interval_s", COLO_TO_S(sc->util_interval),
+                          "start_s", COLO_TO_S(sc->warmup), "mean", mean, "series", series);
+    int bad = !o;
+    for (int k = 0; k < COLO_USE_KINDS && !bad; k++) {
+        double c = sim->util_cap[k] * window;
+        double m = sim->util_ended && c > 0 ? (sim->util_end[k] - sim->util_first[k]) / c : 0;
+        json_t *a = json_array();
+        bad |= json_object_set_new(mean, colo_use_names[k], json_real(m)) ||
+               json_object_set_new(series, colo_use_names[k], a);
+        for (size_t i = 0; i < sim->n_util && !bad; i++)
+            bad |= json_array_append_new(a, json_real(sim->util[k][i]));
+    }
+    if (bad) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
 json_t *colo_results_json(const colo_sim_t *sim, const char *const *overrides, size_t n)
 {
     const colo_scenario_t *sc = sim->sc;
@@ -143,9 +168,10 @@ json_t *colo_results_json(const colo_sim_t *sim, const char *const *overrides, s
     json_t *pcie =
         json_pack("{s:f,s:f}", "h2d_busy_fraction", fraction(sim->pcie[0].busy_time, window),
                   "d2h_busy_fraction", fraction(sim->pcie[1].busy_time, window));
-    return json_pack("{s:{s:s,s:i},s:o,s:I,s:o,s:o,s:o,s:{s:I,s:f}}", "colosim", "version",
+    return json_pack("{s:{s:s,s:i},s:o,s:I,s:o,s:o,s:o,s:o,s:{s:I,s:f}}", "colosim", "version",
                      COLO_VERSION, "results_format", 1, "scenario", scenario, "seed",
-                     (json_int_t)sc->seed, "tenants", tenants, "gpu", gpu, "pcie", pcie, "engine",
+                     (json_int_t)sc->seed, "tenants", tenants, "gpu", gpu, "pcie", pcie,
+                     "utilisation", utilisation_json(sim), "engine",
                      "events", (json_int_t)sim->eq.popped, "simulated_s",
                      COLO_TO_S(sim->last_event));
 }

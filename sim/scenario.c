@@ -437,13 +437,15 @@ static int read_faults(const colo_cfg_reader_t *r, const config_setting_t *root,
     return 0;
 }
 
-/* metrics = { exact_samples; }: latency samples per tenant kept exactly before the histogram. */
+/* metrics = { exact_samples; interval_ms; }: latency samples per tenant kept exactly before
+ * the histogram; how often utilisation is sampled. */
 static int read_metrics(const colo_cfg_reader_t *r, const config_setting_t *root,
                         colo_scenario_t *sc)
 {
-    static const char *const keys[] = {"exact_samples", NULL};
+    static const char *const keys[] = {"exact_samples", "interval_ms", NULL};
     const config_setting_t *g;
     sc->exact_samples = COLO_EXACT_SAMPLES_DEFAULT;
+    sc->util_interval = COLO_S(1);
     int rc = colo_cfg_aggregate(r, root, "metrics", 0, CONFIG_TYPE_GROUP, &g);
     if (rc < 0) return rc;
     if (!g) return 0;
@@ -451,6 +453,12 @@ static int read_metrics(const colo_cfg_reader_t *r, const config_setting_t *root
     long long n = (long long)sc->exact_samples;
     if ((rc = colo_cfg_int(r, g, "exact_samples", COLO_CFG_POSITIVE, &n)) < 0) return rc;
     sc->exact_samples = (size_t)n;
+    double ms = 1000;
+    if ((rc = colo_cfg_double(r, g, "interval_ms", COLO_CFG_POSITIVE, &ms)) < 0) return rc;
+    if (ms < 0.001 || ms > 1e9)
+        return colo_cfg_error(r, config_setting_get_member(g, "interval_ms"), COLO_ERANGE,
+                              "%g ms: use 0.001 ms to 1e9 ms", ms);
+    sc->util_interval = colo_time_from_ns(ms * 1e6);
     return 0;
 }
 

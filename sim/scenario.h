@@ -82,6 +82,7 @@ typedef struct colo_scenario {
     colo_time_t warmup;   /* requests arriving before this are not measured */
     colo_time_t drain;    /* after duration, time allowed for requests in flight */
     size_t exact_samples; /* per tenant, latencies kept exactly before the histogram */
+    colo_time_t util_interval; /* utilisation sampled this often from warmup */
     struct {
         const colo_sched_ops_t *ops; /* NULL: kernels launch as soon as they are ready */
         double param[COLO_SCHED_MAX_PARAMS];

@@ -222,11 +222,34 @@ static void halt_kernel(colo_tenant_run_t *t)
 /* Under time-slicing a context's kernel always runs alone on its domain's part of the GPU (the
  * GPU, or a MIG instance that shares nothing with the others but the PCIe link), so its duration
  * is its duration alone there: the policy times it itself, and tells us when it runs. */
+/* Utilisation of kernels the solver does not see (time-sliced ones): their use alone, added
+ * (sign 1) or removed (-1). */
+static void ts_account(colo_tenant_run_t *t, double sign)
+{
+    colo_sim_t *sim = t->sim;
+    colo_time_t now = sim->eq.now;
+    for (int k = 0; k < 3; k++) {
+        if (now > sim->ts_since) sim->ts_integral[k] += sim->ts_used[k] * (double)(now - sim->ts_since);
+        sim->ts_used[k] += sign * t->ts_use[k];
+    }
+    sim->ts_since = now;
+}
+
 static void ts_observe(void *obj, size_t ctx, bool running)
 {
     colo_domain_t *d = obj;
     colo_tenant_run_t *t = &d->sim->t[d->members[ctx]];
     colo_sim_t *sim = d->sim;
+    if (running) {
+        const colo_kernel_work_t *w = &t->var[t->cur_var].work[t->cur_op];
+        double dur = (double)t->var[t->cur_var].op_time[t->cur_op] * t->cur_scale;
+        t->ts_use[0] = w->blocks < (unsigned long long)d->sms ? (double)w->blocks : d->sms;
+        t->ts_use[1] = dur > 0 ? w->l2_bytes * t->cur_scale / dur : 0;
+        t->ts_use[2] = dur > 0 ? w->dram_bytes * t->cur_scale / dur : 0;
+        ts_account(t, 1);
+    } else {
+        ts_account(t, -1);
+    }
     if (!running) {
         kernel_ran(t);
         t->kernel_running = false;
@@ -659,6 +682,70 @@ static void on_fault(void *obj, int64_t arg)
     if (t->dom->sched) dispatch(t->dom);
 }
 
+/* ---- utilisation over time ---- */
+
+/* Integrals of use so far: the solver's and the time-sliced kernels'. */
+static void usage_now(colo_sim_t *sim, double v[COLO_USE_KINDS])
+{
+    double cap[COLO_USE_KINDS];
+    colo_hw_usage(&sim->hw, v, cap);
+    colo_time_t dt = sim->eq.now > sim->ts_since ? sim->eq.now - sim->ts_since : 0;
+    static const int kind[3] = {COLO_USE_SM, COLO_USE_L2, COLO_USE_DRAM};
+    for (int k = 0; k < 3; k++)
+        v[kind[k]] += sim->ts_integral[k] + sim->ts_used[k] * (double)dt;
+    memcpy(sim->util_cap, cap, sizeof cap);
+}
+
+/* Every metrics.interval from warmup to duration: the utilisation of the interval just ended. */
+static void on_sample(void *obj, int64_t arg)
+{
+    colo_sim_t *sim = obj;
+    (void)arg;
+    double v[COLO_USE_KINDS];
+    usage_now(sim, v);
+    colo_time_t iv = sim->sc->util_interval;
+    if (sim->util_started) {
+        if (sim->n_util == sim->cap_util) {
+            size_t ncap = sim->cap_util ? 2 * sim->cap_util : 64;
+            for (int k = 0; k < COLO_USE_KINDS; k++) {
+                double *p = colo_realloc(sim->util[k], ncap * sizeof *p);
+                if (!p) {
+                    fail(sim, COLO_ENOMEM);
+                    return;
+                }
+                sim->util[k] = p;
+            }
+            sim->cap_util = ncap;
+        }
+        for (int k = 0; k < COLO_USE_KINDS; k++) {
+            double c = sim->util_cap[k] * (double)iv;
+            sim->util[k][sim->n_util] = c > 0 ? (v[k] - sim->util_last[k]) / c : 0;
+            if (sim->tl) {
+                char name[48];
+                snprintf(name, sizeof name, "utilisation %s", colo_use_names[k]);
+                colo_timeline_counter(sim->tl, COLO_TL_COUNTERS, name, sim->eq.now - iv,
+                                      sim->util[k][sim->n_util]);
+            }
+        }
+        sim->n_util++;
+    } else {
+        memcpy(sim->util_first, v, sizeof v);
+        sim->util_started = true;
+    }
+    memcpy(sim->util_last, v, sizeof v);
+    if (sim->eq.now + iv <= sim->sc->duration)
+        fail(sim, colo_eq_schedule(&sim->eq, sim->eq.now + iv, on_sample, sim, 0, NULL));
+}
+
+/* At duration: the integrals that close the window's mean. */
+static void on_window_end(void *obj, int64_t arg)
+{
+    colo_sim_t *sim = obj;
+    (void)arg;
+    usage_now(sim, sim->util_end);
+    sim->util_ended = true;
+}
+
 /* ---- set-up ---- */
 
 static int range_set(colo_hw_t *hw, int first, int n, uint32_t *idx)
@@ -863,6 +950,8 @@ int colo_sim_run(colo_sim_t *sim, colo_error_t *err)
         for (int c = 0; c < a->clients; c++) /* every client sends its first query at once */
             fail(sim, colo_eq_schedule(&sim->eq, 0, on_query, t, c, NULL));
     }
+    fail(sim, colo_eq_schedule(&sim->eq, sim->sc->warmup, on_sample, sim, 0, NULL));
+    fail(sim, colo_eq_schedule(&sim->eq, sim->sc->duration, on_window_end, sim, 0, NULL));
     for (size_t f = 0; f < sim->sc->n_faults; f++)
         fail(sim, colo_eq_schedule(&sim->eq, sim->sc->faults[f].at, on_fault, sim,
                                    (int64_t)sim->sc->faults[f].tenant, NULL));
@@ -930,6 +1019,8 @@ void colo_sim_free(colo_sim_t *sim)
     }
     colo_free(sim->dom);
     colo_free(sim->lanes);
+    for (int k = 0; k < COLO_USE_KINDS; k++)
+        colo_free(sim->util[k]);
     if (sim->hw_ready) colo_hw_fini(&sim->hw);
     colo_eq_fini(&sim->eq);
     colo_free(sim);

@@ -89,6 +89,7 @@ typedef struct colo_tenant_run {
     colo_time_t batch_start;
     colo_time_t copy_start; /* its copy in progress: when it was issued */
     int lane;               /* its running kernel's lane on its partition's timeline */
+    double ts_use[3];       /* time-sliced kernel running: its SMs, L2 and DRAM bytes per ns */
     colo_time_t host_clock;
     size_t cur_op;
     colo_hw_kernel_t *kernel; /* its kernel on the hardware model, NULL when none runs */
@@ -132,6 +133,15 @@ typedef struct colo_sim {
     colo_time_t end; /* duration + drain: nothing runs past this */
     colo_time_t last_event;
     colo_timeline_t *tl; /* borrowed; NULL: no timeline */
+    /* utilisation: time-sliced kernels (outside the solver) by their rates alone: SMs, L2, DRAM */
+    double ts_used[3], ts_integral[3];
+    colo_time_t ts_since;
+    /* samples every metrics.interval from warmup: utilisation per COLO_USE_* kind */
+    double *util[COLO_USE_KINDS];
+    size_t n_util, cap_util;
+    double util_last[COLO_USE_KINDS], util_first[COLO_USE_KINDS], util_end[COLO_USE_KINDS];
+    double util_cap[COLO_USE_KINDS];
+    bool util_started, util_ended;
     uint64_t *lanes;     /* per SM set: timeline lanes in use; then per SM set: lanes named */
     int failed;       /* first error met inside an event */
     colo_error_t err; /* and its message, when it was an input error (a log line) */

@@ -154,3 +154,49 @@ Test(run, histogram_percentiles_and_latency_breakdown)
     run_free(&ex);
     run_free(&hi);
 }
+
+/* Utilisation over time: time-sliced kernels (timed outside the solver) and MPS kernels (in it)
+ * give the same figures for a tenant alone; the series averages to the window's mean; PCIe
+ * carries exactly the trace's bytes per request. */
+Test(run, utilisation_series_and_means)
+{
+    const char *mps[] = {"sharing.mode=mps"};
+    test_run_t ts = run_scenario(src_path("tests/fixtures/one_tenant.cfg"), NULL, 0);
+    test_run_t mp = run_scenario(src_path("tests/fixtures/one_tenant.cfg"), mps, 1);
+    json_t *ua = json_object_get(json_object_get(ts.results, "utilisation"), "mean");
+    json_t *ub = json_object_get(json_object_get(mp.results, "utilisation"), "mean");
+    static const char *const kinds[] = {"sm", "l2", "dram", "pcie_h2d", "pcie_d2h"};
+    for (int k = 0; k < 5; k++) {
+        double a = result_num(ua, kinds[k]), b = result_num(ub, kinds[k]);
+        cr_assert_gt(a, 0, "%s is used", kinds[k]);
+        cr_assert_float_eq(a, b, 1e-6 * a, "%s: time-sliced %g vs MPS %g", kinds[k], a, b);
+    }
+    /* 100 requests/s, each moving the trace's H2D bytes over the link */
+    const colo_trace_t *tr = ts.sc->tenants[0].trace;
+    double bytes = 0;
+    for (size_t i = 0; i < tr->n_ops; i++)
+        if (tr->ops[i].type == COLO_OP_COPY && tr->ops[i].dir == COLO_COPY_H2D)
+            bytes += (double)tr->ops[i].bytes;
+    double want = 100.0 * bytes / (ts.sc->gpu->pcie.h2d_gbps * 1e9);
+    cr_assert_float_eq(result_num(ua, "pcie_h2d"), want, want * 0.01);
+    run_free(&ts);
+    run_free(&mp);
+
+    test_run_t r = run_scenario(src_path("scenarios/mps_caps_h100.cfg"), NULL, 0);
+    json_t *u = json_object_get(r.results, "utilisation");
+    cr_assert_float_eq(result_num(u, "interval_s"), 1.0, 1e-12);
+    for (int k = 0; k < 5; k++) {
+        json_t *s = json_object_get(json_object_get(u, "series"), kinds[k]), *v;
+        cr_assert_eq(json_array_size(s), 28, "28 s window, 1 s intervals");
+        double sum = 0;
+        size_t i;
+        json_array_foreach(s, i, v)
+        {
+            double x = json_number_value(v);
+            cr_assert(x >= 0 && x <= 1 + 1e-9, "%s[%zu] = %g", kinds[k], i, x);
+            sum += x;
+        }
+        cr_assert_float_eq(sum / 28, result_num(json_object_get(u, "mean"), kinds[k]), 1e-9);
+    }
+    run_free(&r);
+}
