@@ -465,6 +465,13 @@ static void print_sharing(const colo_scenario_t *sc)
         break;
     }
     (void)mode;
+    if (sc->scheduler.ops) {
+        const colo_sched_ops_t *ops = sc->scheduler.ops;
+        printf("scheduler %s: %s", ops->name, ops->summary);
+        for (size_t k = 0; k < COLO_SCHED_MAX_PARAMS && ops->params[k]; k++)
+            printf("%s%s = %g", k ? ", " : "; ", ops->params[k], sc->scheduler.param[k]);
+        printf("\n");
+    }
     if (sc->n_faults)
         printf("faults    %zu; a crashed process or MPS server is back after %.3g s\n",
                sc->n_faults, COLO_TO_S(sc->sharing.recovery));
