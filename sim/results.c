@@ -100,8 +100,8 @@ static json_t *utilisation_json(const colo_sim_t *sim)
         double c = sim->util_cap[k] * window;
         double m = sim->util_ended && c > 0 ? (sim->util_end[k] - sim->util_first[k]) / c : 0;
         json_t *a = json_array();
-        bad |= json_object_set_new(mean, colo_use_names[k], json_real(m)) ||
-               json_object_set_new(series, colo_use_names[k], a);
+        bad |= json_object_set_new(series, colo_use_names[k], a); /* takes a, even on failure */
+        bad |= json_object_set_new(mean, colo_use_names[k], json_real(m));
         for (size_t i = 0; i < sim->n_util && !bad; i++)
             bad |= json_array_append_new(a, json_real(sim->util[k][i]));
     }
