@@ -67,3 +67,12 @@ Test(alloc, every_allocation_of_mig_mps_and_green_runs_with_a_fault_can_fail_cle
     }
     extra = NULL;
 }
+
+/* Kernel schedulers: their items, and preemption events while the run goes. */
+Test(alloc, every_allocation_of_a_scheduled_run_can_fail_cleanly)
+{
+    walk(src_path("tests/fixtures/sched_waves_stream_priority.cfg"));
+    extra = "scheduler.policy=one_at_a_time";
+    walk(src_path("tests/fixtures/sched_waves_stream_priority.cfg"));
+    extra = NULL;
+}
