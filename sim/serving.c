@@ -396,6 +396,31 @@ static void op_done(colo_tenant_run_t *t)
         issue_op(t);
 }
 
+/* Timeline track of the tenant's copy in direction dir: its domain's direction, lane copy_lane. */
+static int copy_tid(const colo_tenant_run_t *t, colo_copy_dir_t dir)
+{
+    return (int)(t->dom->ce * 2 + (uint32_t)dir) * 64 + t->copy_lane + 1;
+}
+
+/* A lane for the tenant's copy that is issued: the lowest free one of its domain's direction,
+ * so copies in flight together (on several engines, or waiting for one) do not overlap. */
+static void take_copy_lane(colo_tenant_run_t *t, colo_copy_dir_t dir)
+{
+    uint64_t *lanes = &t->sim->copy_lanes[2 * (t->dom->ce * 2 + (uint32_t)dir)];
+    int l = 0;
+    while (l < 63 && (lanes[0] >> l & 1))
+        l++;
+    lanes[0] |= (uint64_t)1 << l;
+    t->copy_lane = l;
+    if (!(lanes[1] >> l & 1)) {
+        char name[64];
+        snprintf(name, sizeof name, "copies %u %s, lane %d", t->dom->ce,
+                 dir == COLO_COPY_H2D ? "H2D" : "D2H", l + 1);
+        colo_timeline_name(t->sim->tl, COLO_TL_COPIES, copy_tid(t, dir), name, copy_tid(t, dir));
+        lanes[1] |= (uint64_t)1 << l;
+    }
+}
+
 static void on_copy_done(void *obj, int64_t arg)
 {
     colo_tenant_run_t *t = obj;
@@ -407,10 +432,11 @@ static void on_copy_done(void *obj, int64_t arg)
     if (sim->tl && colo_timeline_wants(sim->tl, t->copy_start, sim->eq.now)) {
         char args[96];
         snprintf(args, sizeof args, "{\"tenant\":\"%s\"}", t->cfg->name);
-        colo_timeline_span(sim->tl, COLO_TL_COPIES, (int)(t->dom->ce * 2 + (uint32_t)dir) + 1,
+        colo_timeline_span(sim->tl, COLO_TL_COPIES, copy_tid(t, dir),
                            dir == COLO_COPY_H2D ? "H2D copy" : "D2H copy", "copy", t->copy_start,
                            sim->eq.now, args);
     }
+    if (sim->tl) sim->copy_lanes[2 * (t->dom->ce * 2 + (uint32_t)dir)] &= ~((uint64_t)1 << t->copy_lane);
     if ((uint64_t)(arg >> 1) != t->incarnation) return; /* its process died meanwhile */
     t->host_clock = sim->eq.now;                        /* the host waited for the copy */
     op_done(t);
@@ -491,6 +517,7 @@ static void op_ready(void *obj, int64_t arg)
         struct colo_pcie_dir *p = &sim->pcie[op->dir];
         if (p->active++ == 0) p->since = sim->eq.now;
         t->copy_start = sim->eq.now;
+        if (sim->tl) take_copy_lane(t, op->dir);
         fail(sim, colo_hw_copy_start(&sim->hw, op->dir, op->bytes, t->dom->ce, on_copy_done, t,
                                      (int64_t)((t->incarnation << 1) | (uint64_t)op->dir)));
     } else if (t->dom->kind == COLO_DOM_TIMESLICE) {
@@ -1019,6 +1046,7 @@ void colo_sim_free(colo_sim_t *sim)
     }
     colo_free(sim->dom);
     colo_free(sim->lanes);
+    colo_free(sim->copy_lanes);
     for (int k = 0; k < COLO_USE_KINDS; k++)
         colo_free(sim->util[k]);
     if (sim->hw_ready) colo_hw_fini(&sim->hw);
@@ -1031,9 +1059,11 @@ int colo_sim_set_timeline(colo_sim_t *sim, colo_timeline_t *tl)
     sim->tl = tl;
     if (!tl) return 0;
     colo_free(sim->lanes);
-    /* per SM set: lanes in use, then lanes named */
+    colo_free(sim->copy_lanes);
+    /* per SM set: lanes in use, then lanes named; per copy-engine domain and direction: both */
     sim->lanes = colo_calloc(2 * sim->hw.sm.n_sets + 1, sizeof *sim->lanes);
-    if (!sim->lanes) {
+    sim->copy_lanes = colo_calloc(4 * sim->hw.n_ce + 1, sizeof *sim->copy_lanes);
+    if (!sim->lanes || !sim->copy_lanes) {
         sim->tl = NULL;
         return COLO_ENOMEM;
     }
@@ -1060,17 +1090,6 @@ int colo_sim_set_timeline(colo_sim_t *sim, colo_timeline_t *tl)
             snprintf(name, sizeof name, "SM partition %u: %d SMs, %s", t->place.sm_set,
                      colo_hw_set_sms(&sim->hw, t->place.sm_set), how);
             colo_timeline_name(tl, pid, 0, name, pid);
-        }
-    }
-    for (size_t d = 0; d < sim->n_dom; d++) {
-        bool first = true;
-        for (size_t e = 0; e < d; e++)
-            first &= sim->dom[e].ce != sim->dom[d].ce;
-        for (int dir = 0; first && dir < 2; dir++) {
-            snprintf(name, sizeof name, "copy engines %u: %s", sim->dom[d].ce,
-                     dir == COLO_COPY_H2D ? "H2D" : "D2H");
-            int tid = (int)(sim->dom[d].ce * 2 + (uint32_t)dir) + 1;
-            colo_timeline_name(tl, COLO_TL_COPIES, tid, name, tid);
         }
     }
     return 0;

@@ -89,6 +89,7 @@ typedef struct colo_tenant_run {
     colo_time_t batch_start;
     colo_time_t copy_start; /* its copy in progress: when it was issued */
     int lane;               /* its running kernel's lane on its partition's timeline */
+    int copy_lane;          /* its copy's lane on its copy engines' timeline */
     double ts_use[3];       /* time-sliced kernel running: its SMs, L2 and DRAM bytes per ns */
     colo_time_t host_clock;
     size_t cur_op;
@@ -143,6 +144,7 @@ typedef struct colo_sim {
     double util_cap[COLO_USE_KINDS];
     bool util_started, util_ended;
     uint64_t *lanes;     /* per SM set: timeline lanes in use; then per SM set: lanes named */
+    uint64_t *copy_lanes; /* per copy-engine domain and direction: lanes in use, lanes named */
     int failed;       /* first error met inside an event */
     colo_error_t err; /* and its message, when it was an input error (a log line) */
 } colo_sim_t;

@@ -42,8 +42,8 @@ static int by_track_then_ts(const void *x, const void *y)
 }
 
 /* Checks the timeline: every span inside the window; on each SM partition's lanes no two
- * kernels overlap; lanes beyond the first only where the partition's kernels co-reside.
- * Returns the number of partition lanes used. */
+ * kernels overlap, nor two copies on a copy lane; lanes beyond the first only where the
+ * partition's kernels co-reside. Returns the number of partition and copy lanes used. */
 static int check(json_t *doc, double a, double b)
 {
     json_t *ev = json_object_get(doc, "traceEvents"), *e;
@@ -70,7 +70,7 @@ static int check(json_t *doc, double a, double b)
         CHECK(dur >= 0, "negative duration at %f us", ts);
         CHECK(ts >= a * 1e6 - 1e-3 && ts + dur <= b * 1e6 + 1e-3,
               "span [%f, %f] us outside the window", ts, ts + dur);
-        if (pid >= COLO_TL_PARTITIONS)
+        if (pid >= COLO_TL_PARTITIONS || pid == COLO_TL_COPIES)
             sp[m++] = (struct span){pid, (int)json_integer_value(json_object_get(e, "tid")), ts,
                                     dur};
     }
@@ -81,11 +81,12 @@ static int check(json_t *doc, double a, double b)
         bool new_track = k == 0 || c->pid != sp[k - 1].pid || c->lane != sp[k - 1].lane;
         if (new_track) {
             lanes_used++;
-            CHECK(c->lane == 1 || coreside[c->pid - COLO_TL_PARTITIONS],
+            CHECK(c->pid == COLO_TL_COPIES || c->lane == 1 ||
+                      coreside[c->pid - COLO_TL_PARTITIONS],
                   "partition %d uses lane %d but its kernels cannot co-reside", c->pid, c->lane);
         } else {
             CHECK(sp[k - 1].ts + sp[k - 1].dur <= c->ts + 2e-3,
-                  "partition %d lane %d: kernels overlap at %f us", c->pid, c->lane, c->ts);
+                  "group %d lane %d: spans overlap at %f us", c->pid, c->lane, c->ts);
         }
     }
     int kernels = (int)m;
@@ -127,5 +128,26 @@ Test(timeline, the_window_bounds_the_file)
     json_array_foreach(ev, i, e)
         CHECK(strcmp(json_string_value(json_object_get(e, "ph")), "M") == 0,
               "event %zu is not metadata", i);
+    json_decref(d);
+}
+
+/* Copies in flight together (waiting for an engine or on several) take separate lanes. */
+Test(timeline, overlapping_copies_take_separate_lanes)
+{
+    json_t *d = run_with_timeline("tests/fixtures/copies_two_tenants.cfg", 1.0, 1.5);
+    int used = check(d, 1.0, 1.5);
+    json_t *ev = json_object_get(d, "traceEvents"), *e;
+    size_t i;
+    int most = 0;
+    json_array_foreach(ev, i, e)
+    {
+        if (json_integer_value(json_object_get(e, "pid")) == COLO_TL_COPIES &&
+            strcmp(json_string_value(json_object_get(e, "ph")), "X") == 0) {
+            int lane = (int)(json_integer_value(json_object_get(e, "tid")) - 1) % 64 + 1;
+            if (lane > most) most = lane;
+        }
+    }
+    cr_assert_geq(most, 2, "two tenants' copies overlap");
+    cr_assert_geq(used, 3);
     json_decref(d);
 }
