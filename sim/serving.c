@@ -186,8 +186,8 @@ static void on_hw_kernel_done(void *obj, int64_t arg)
     if (s) dispatch(t->dom);
 }
 
-/* Starts (or resumes) the tenant's current kernel on its place. */
-static void run_kernel(colo_tenant_run_t *t)
+/* Statistics and timeline of a kernel that starts (or resumes) running. */
+static void kernel_started(colo_tenant_run_t *t)
 {
     colo_sim_t *sim = t->sim;
     if (sim->kernels_running++ == 0) sim->busy_since = sim->eq.now;
@@ -197,6 +197,13 @@ static void run_kernel(colo_tenant_run_t *t)
         take_lane(t);
         count_kernels(sim);
     }
+}
+
+/* Starts (or resumes) the tenant's current kernel on its place. */
+static void run_kernel(colo_tenant_run_t *t)
+{
+    colo_sim_t *sim = t->sim;
+    kernel_started(t);
     colo_kernel_work_t w = t->var[t->cur_var].work[t->cur_op];
     if (t->cur_scale != 1.0) { /* a batch between two traced sizes */
         w.wave_ns *= t->cur_scale;
@@ -239,29 +246,19 @@ static void ts_observe(void *obj, size_t ctx, bool running)
 {
     colo_domain_t *d = obj;
     colo_tenant_run_t *t = &d->sim->t[d->members[ctx]];
-    colo_sim_t *sim = d->sim;
-    if (running) {
-        const colo_kernel_work_t *w = &t->var[t->cur_var].work[t->cur_op];
-        double dur = (double)t->var[t->cur_var].op_time[t->cur_op] * t->cur_scale;
-        t->ts_use[0] = w->blocks < (unsigned long long)d->sms ? (double)w->blocks : d->sms;
-        t->ts_use[1] = dur > 0 ? w->l2_bytes * t->cur_scale / dur : 0;
-        t->ts_use[2] = dur > 0 ? w->dram_bytes * t->cur_scale / dur : 0;
-        ts_account(t, 1);
-    } else {
-        ts_account(t, -1);
-    }
     if (!running) {
+        ts_account(t, -1);
         kernel_ran(t);
         t->kernel_running = false;
         return;
     }
-    if (sim->kernels_running++ == 0) sim->busy_since = sim->eq.now;
-    t->kernel_since = sim->eq.now;
-    t->kernel_running = true;
-    if (sim->tl) {
-        take_lane(t);
-        count_kernels(sim);
-    }
+    const colo_kernel_work_t *w = &t->var[t->cur_var].work[t->cur_op];
+    double dur = (double)t->var[t->cur_var].op_time[t->cur_op] * t->cur_scale;
+    t->ts_use[0] = w->blocks < (unsigned long long)d->sms ? (double)w->blocks : d->sms;
+    t->ts_use[1] = dur > 0 ? w->l2_bytes * t->cur_scale / dur : 0;
+    t->ts_use[2] = dur > 0 ? w->dram_bytes * t->cur_scale / dur : 0;
+    ts_account(t, 1);
+    kernel_started(t);
 }
 
 static void on_ts_done(void *obj, size_t ctx)
