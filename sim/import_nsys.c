@@ -237,11 +237,5 @@ int colo_import_nsys(const char *path, const colo_kineto_opts_t *o, colo_trace_t
         if (bad) rc = COLO_ENOMEM;
     }
     if (rc == COLO_ENOMEM) colo_error_set(err, rc, path, 0, NULL, "out of memory");
-    if (rc) {
-        colo_trace_free(t);
-        return rc;
-    }
-    colo_trace_summarise(t);
-    *out = t;
-    return 0;
+    return colo_trace_finish(t, rc, out);
 }

@@ -188,13 +188,7 @@ int colo_import_orion(const char *csv_path, const char *model, int batch, const 
                         "registers, shared memory, copies and host gaps were not recorded"));
         if (bad) rc = colo_error_set(err, COLO_ENOMEM, csv_path, 0, NULL, "out of memory");
     }
-    if (rc) {
-        colo_trace_free(t);
-        return rc;
-    }
-    colo_trace_summarise(t);
-    *out = t;
-    return 0;
+    return colo_trace_finish(t, rc, out);
 }
 
 int colo_orion_guess_name(const char *path, char *buf, size_t n)

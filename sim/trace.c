@@ -466,3 +466,14 @@ int colo_trace_save(const colo_trace_t *t, const char *path, colo_error_t *err)
     }
     return colo_atomic_commit(&af, err);
 }
+
+int colo_trace_finish(colo_trace_t *t, int rc, colo_trace_t **out)
+{
+    if (rc) {
+        colo_trace_free(t);
+        return rc;
+    }
+    colo_trace_summarise(t);
+    *out = t;
+    return 0;
+}

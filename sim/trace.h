@@ -69,6 +69,10 @@ void colo_trace_summarise(colo_trace_t *t);
 
 void colo_trace_free(colo_trace_t *t);
 
+/* Ends an importer's build of t: on rc != 0 frees t and returns rc; otherwise summarises it,
+ * hands it to *out and returns 0. */
+int colo_trace_finish(colo_trace_t *t, int rc, colo_trace_t **out);
+
 const char *colo_kclass_name(colo_kclass_t c);
 const char *colo_copy_dir_name(colo_copy_dir_t d);
 
