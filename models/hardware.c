@@ -311,6 +311,16 @@ static void l2_remove(struct colo_hw_l2 *g, colo_hw_kernel_t *k)
         }
 }
 
+/* A finished kernel or copy (mem) leaves the live list and is freed; then its owner hears of it
+ * (done, obj and arg are read by the caller before mem goes). */
+static void retire(colo_hw_t *hw, struct colo_hw_live *link, void *mem, colo_fluid_done_fn done,
+                   void *obj, int64_t arg)
+{
+    live_remove(hw, link);
+    colo_free(mem);
+    if (done) done(obj, arg);
+}
+
 static void on_kernel_done(void *obj, int64_t arg)
 {
     (void)arg;
@@ -320,12 +330,7 @@ static void on_kernel_done(void *obj, int64_t arg)
     l2_remove(g, k);
     sm_users(hw, k, -1);
     share_l2(hw, g, NULL);
-    colo_fluid_done_fn done = k->done;
-    void *o = k->obj;
-    int64_t a = k->arg;
-    live_remove(hw, &k->link);
-    colo_free(k);
-    if (done) done(o, a);
+    retire(hw, &k->link, k, k->done, k->obj, k->arg);
 }
 
 int colo_hw_kernel_start(colo_hw_t *hw, const colo_kernel_work_t *w, colo_hw_place_t place,
@@ -419,12 +424,7 @@ static void on_copy_done(void *obj, int64_t arg)
         d->q_len--;
         copy_begin(next);
     }
-    colo_fluid_done_fn done = c->done;
-    void *o = c->obj;
-    int64_t a = c->arg;
-    live_remove(hw, &c->link);
-    colo_free(c);
-    if (done) done(o, a);
+    retire(hw, &c->link, c, c->done, c->obj, c->arg);
 }
 
 static void on_copy_latency(void *obj, int64_t arg)
