@@ -202,15 +202,22 @@ static const char *ms8(double v, char buf[16])
     return buf;
 }
 
+/* "colosim VERSION: FILE on GPU, seed N" and then tail. */
+static void print_heading(json_t *r, FILE *f, const char *tail)
+{
+    json_t *sc = json_object_get(r, "scenario");
+    fprintf(f, "colosim %s: %s on %s, seed %lld%s",
+            json_string_value(json_object_get(json_object_get(r, "colosim"), "version")),
+            json_string_value(json_object_get(sc, "file")),
+            json_string_value(json_object_get(sc, "gpu")),
+            (long long)json_integer_value(json_object_get(r, "seed")), tail);
+}
+
 void colo_results_print(json_t *r, FILE *f)
 {
     json_t *sc = json_object_get(r, "scenario"), *sh = json_object_get(sc, "sharing");
     json_t *gpu = json_object_get(r, "gpu");
-    fprintf(f, "colosim %s: %s on %s, seed %lld\n",
-            json_string_value(json_object_get(json_object_get(r, "colosim"), "version")),
-            json_string_value(json_object_get(sc, "file")),
-            json_string_value(json_object_get(sc, "gpu")),
-            (long long)json_integer_value(json_object_get(r, "seed")));
+    print_heading(r, f, "\n");
     const char *mode = json_string_value(json_object_get(sh, "mode"));
     char how[512] = "";
     if (strcmp(mode, "timeslice") == 0) {
@@ -277,12 +284,7 @@ void colo_results_print_compare(json_t *const *results, const char *const *names
     for (size_t m = 0; m < n && !first; m++)
         first = results[m];
     if (!first) return;
-    json_t *sc = json_object_get(first, "scenario");
-    fprintf(f, "colosim %s: %s on %s, seed %lld: the same tenants under each sharing mechanism\n\n",
-            json_string_value(json_object_get(json_object_get(first, "colosim"), "version")),
-            json_string_value(json_object_get(sc, "file")),
-            json_string_value(json_object_get(sc, "gpu")),
-            (long long)json_integer_value(json_object_get(first, "seed")));
+    print_heading(first, f, ": the same tenants under each sharing mechanism\n\n");
     fprintf(f, "%-16s", "p99 ms, SLO met");
     for (size_t m = 0; m < n; m++)
         fprintf(f, " | %19s", names[m]);
