@@ -125,21 +125,33 @@ static void timeline_kernel(colo_tenant_run_t *t)
 
 /* A lane of its partition's timeline for the tenant's kernel that starts: the lowest free one,
  * so kernels that co-reside stack and those that cannot stay on lane 1. */
+/* Lanes of one group of timeline tracks: pair[0] the lanes in use, pair[1] those already named.
+ * Takes the lowest free lane (the 64th is shared beyond); *fresh: it needs its name written. */
+static int lane_take(uint64_t pair[2], bool *fresh)
+{
+    int l = 0;
+    while (l < 63 && (pair[0] >> l & 1))
+        l++;
+    pair[0] |= (uint64_t)1 << l;
+    *fresh = !(pair[1] >> l & 1);
+    pair[1] |= (uint64_t)1 << l;
+    return l;
+}
+
+static void lane_free(uint64_t pair[2], int l)
+{
+    pair[0] &= ~((uint64_t)1 << l);
+}
+
 static void take_lane(colo_tenant_run_t *t)
 {
-    uint64_t *used = &t->sim->lanes[t->place.sm_set];
-    int l = 0;
-    while (l < 63 && (*used >> l & 1))
-        l++;
-    *used |= (uint64_t)1 << l;
-    t->lane = l;
-    uint64_t *named = &t->sim->lanes[t->sim->hw.sm.n_sets + t->place.sm_set];
-    if (!(*named >> l & 1)) { /* its first kernel: name the track */
+    bool fresh;
+    t->lane = lane_take(&t->sim->lanes[2 * t->place.sm_set], &fresh);
+    if (fresh) { /* its first kernel: name the track */
         char name[32];
-        snprintf(name, sizeof name, "kernels, lane %d", l + 1);
-        colo_timeline_name(t->sim->tl, COLO_TL_PARTITIONS + (int)t->place.sm_set, l + 1, name,
-                           l + 1);
-        *named |= (uint64_t)1 << l;
+        snprintf(name, sizeof name, "kernels, lane %d", t->lane + 1);
+        colo_timeline_name(t->sim->tl, COLO_TL_PARTITIONS + (int)t->place.sm_set, t->lane + 1,
+                           name, t->lane + 1);
     }
 }
 
@@ -160,7 +172,7 @@ static void kernel_ran(colo_tenant_run_t *t)
     if (sim->tl) {
         timeline_kernel(t);
         count_kernels(sim);
-        sim->lanes[t->place.sm_set] &= ~((uint64_t)1 << t->lane);
+        lane_free(&sim->lanes[2 * t->place.sm_set], t->lane);
     }
 }
 
@@ -403,18 +415,13 @@ static int copy_tid(const colo_tenant_run_t *t, colo_copy_dir_t dir)
  * so copies in flight together (on several engines, or waiting for one) do not overlap. */
 static void take_copy_lane(colo_tenant_run_t *t, colo_copy_dir_t dir)
 {
-    uint64_t *lanes = &t->sim->copy_lanes[2 * (t->dom->ce * 2 + (uint32_t)dir)];
-    int l = 0;
-    while (l < 63 && (lanes[0] >> l & 1))
-        l++;
-    lanes[0] |= (uint64_t)1 << l;
-    t->copy_lane = l;
-    if (!(lanes[1] >> l & 1)) {
+    bool fresh;
+    t->copy_lane = lane_take(&t->sim->copy_lanes[2 * (t->dom->ce * 2 + (uint32_t)dir)], &fresh);
+    if (fresh) {
         char name[64];
         snprintf(name, sizeof name, "copies %u %s, lane %d", t->dom->ce,
-                 dir == COLO_COPY_H2D ? "H2D" : "D2H", l + 1);
+                 dir == COLO_COPY_H2D ? "H2D" : "D2H", t->copy_lane + 1);
         colo_timeline_name(t->sim->tl, COLO_TL_COPIES, copy_tid(t, dir), name, copy_tid(t, dir));
-        lanes[1] |= (uint64_t)1 << l;
     }
 }
 
@@ -433,7 +440,7 @@ static void on_copy_done(void *obj, int64_t arg)
                            dir == COLO_COPY_H2D ? "H2D copy" : "D2H copy", "copy", t->copy_start,
                            sim->eq.now, args);
     }
-    if (sim->tl) sim->copy_lanes[2 * (t->dom->ce * 2 + (uint32_t)dir)] &= ~((uint64_t)1 << t->copy_lane);
+    if (sim->tl) lane_free(&sim->copy_lanes[2 * (t->dom->ce * 2 + (uint32_t)dir)], t->copy_lane);
     if ((uint64_t)(arg >> 1) != t->incarnation) return; /* its process died meanwhile */
     t->host_clock = sim->eq.now;                        /* the host waited for the copy */
     op_done(t);
@@ -1057,7 +1064,7 @@ int colo_sim_set_timeline(colo_sim_t *sim, colo_timeline_t *tl)
     if (!tl) return 0;
     colo_free(sim->lanes);
     colo_free(sim->copy_lanes);
-    /* per SM set: lanes in use, then lanes named; per copy-engine domain and direction: both */
+    /* per SM set, and per copy-engine domain and direction: lanes in use, lanes named */
     sim->lanes = colo_calloc(2 * sim->hw.sm.n_sets + 1, sizeof *sim->lanes);
     sim->copy_lanes = colo_calloc(4 * sim->hw.n_ce + 1, sizeof *sim->copy_lanes);
     if (!sim->lanes || !sim->copy_lanes) {

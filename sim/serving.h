@@ -143,7 +143,7 @@ typedef struct colo_sim {
     double util_last[COLO_USE_KINDS], util_first[COLO_USE_KINDS], util_end[COLO_USE_KINDS];
     double util_cap[COLO_USE_KINDS];
     bool util_started, util_ended;
-    uint64_t *lanes;     /* per SM set: timeline lanes in use; then per SM set: lanes named */
+    uint64_t *lanes;     /* per SM set: timeline lanes in use, lanes named (lane_take) */
     uint64_t *copy_lanes; /* per copy-engine domain and direction: lanes in use, lanes named */
     int failed;       /* first error met inside an event */
     colo_error_t err; /* and its message, when it was an input error (a log line) */
