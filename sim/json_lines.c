@@ -3,7 +3,63 @@
 #include "alloc.h"
 #include "errors.h"
 
+#include <errno.h>
+#include <stdio.h>
 #include <string.h>
+
+static int read_all(const char *path, char **buf, size_t *len, colo_error_t *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return colo_error_set(err, COLO_EIO, path, 0, NULL, "cannot open: %s", strerror(errno));
+    size_t cap = 0, n = 0;
+    char *b = NULL;
+    for (;;) {
+        if (colo_grow((void **)&b, &cap, n + 65536, 1)) {
+            colo_free(b);
+            fclose(f);
+            return colo_error_set(err, COLO_ENOMEM, path, 0, NULL, "out of memory");
+        }
+        size_t got = fread(b + n, 1, cap - n, f);
+        n += got;
+        if (got == 0) break;
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        colo_free(b);
+        return colo_error_set(err, COLO_EIO, path, 0, NULL, "read error");
+    }
+    *buf = b;
+    *len = n;
+    return 0;
+}
+
+int colo_json_read_file(const char *path, json_t **root, char **text, size_t *len,
+                        colo_error_t *err)
+{
+    *root = NULL;
+    *text = NULL;
+    char *buf = NULL;
+    size_t n = 0;
+    int rc = read_all(path, &buf, &n, err);
+    if (rc) return rc;
+    json_error_t jerr;
+    unsigned long failed_before = colo_alloc_failures();
+    json_t *doc = json_loadb(buf, n, JSON_REJECT_DUPLICATES, &jerr);
+    if (!doc) {
+        colo_free(buf);
+        /* Jansson reports some allocation failures as syntax errors. */
+        if (json_error_code(&jerr) == json_error_out_of_memory ||
+            colo_alloc_failures() != failed_before)
+            return colo_error_set(err, COLO_ENOMEM, path, 0, NULL, "out of memory");
+        return colo_error_set(err, COLO_EPARSE, path, jerr.line > 0 ? jerr.line : 0, NULL,
+                              "JSON error: %s", jerr.text);
+    }
+    *root = doc;
+    *text = buf;
+    *len = n;
+    return 0;
+}
 
 struct scan {
     const char *s;

@@ -5,7 +5,16 @@
 #ifndef COLO_JSON_LINES_H
 #define COLO_JSON_LINES_H
 
+#include "errors.h"
+
+#include <jansson.h>
 #include <stddef.h>
+
+/* Reads and parses the JSON file at path (duplicate keys refused). On success *root is the
+ * document and *text (colo_free) the file's bytes, *len their count, for the line scanners below.
+ * Errors: COLO_EIO (cannot open/read), COLO_EPARSE (with Jansson's line), COLO_ENOMEM. */
+int colo_json_read_file(const char *path, json_t **root, char **text, size_t *len,
+                        colo_error_t *err);
 
 /* For the member key of the top-level object whose value is an array, writes into *lines a new
  * array (colo_free) with the 1-based line where each element starts, and its length into *n.

@@ -4,7 +4,6 @@
 #include "atomic_file.h"
 #include "json_lines.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -309,52 +308,14 @@ static int read_trace(const struct reader *r, json_t *root, colo_trace_t *t)
     return 0;
 }
 
-static int read_all(const char *path, char **buf, size_t *len, colo_error_t *err)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return colo_error_set(err, COLO_EIO, path, 0, NULL, "cannot open: %s", strerror(errno));
-    size_t cap = 0, n = 0;
-    char *b = NULL;
-    for (;;) {
-        if (colo_grow((void **)&b, &cap, n + 65536, 1)) {
-            colo_free(b);
-            fclose(f);
-            return colo_error_set(err, COLO_ENOMEM, path, 0, NULL, "out of memory");
-        }
-        size_t got = fread(b + n, 1, cap - n, f);
-        n += got;
-        if (got == 0) break;
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        colo_free(b);
-        return colo_error_set(err, COLO_EIO, path, 0, NULL, "read error");
-    }
-    *buf = b;
-    *len = n;
-    return 0;
-}
-
 int colo_trace_load(const char *path, colo_trace_t **out, colo_error_t *err)
 {
     *out = NULL;
     char *buf = NULL;
     size_t len = 0;
-    int rc = read_all(path, &buf, &len, err);
+    json_t *root;
+    int rc = colo_json_read_file(path, &root, &buf, &len, err);
     if (rc) return rc;
-    json_error_t jerr;
-    unsigned long failed_before = colo_alloc_failures();
-    json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
-    if (!root) {
-        colo_free(buf);
-        /* Jansson reports some allocation failures as syntax errors. */
-        if (json_error_code(&jerr) == json_error_out_of_memory ||
-            colo_alloc_failures() != failed_before)
-            return colo_error_set(err, COLO_ENOMEM, path, 0, NULL, "out of memory");
-        return colo_error_set(err, COLO_EPARSE, path, jerr.line > 0 ? jerr.line : 0, NULL,
-                              "JSON error: %s", jerr.text);
-    }
     int *lines = NULL;
     size_t n_lines = 0;
     rc = colo_json_element_lines(buf, len, "ops", &lines, &n_lines);
