@@ -1,6 +1,7 @@
 /* gpu.c: loading, validating and finding GPU description files. */
 #include "gpu.h"
 #include "alloc.h"
+#include "calibration.h"
 #include "cfg.h"
 #include "version.h"
 
@@ -334,6 +335,9 @@ void colo_gpu_free(colo_gpu_t *gpu)
     colo_free(gpu->compute_capability);
     colo_free(gpu->path);
     colo_free(gpu->memory.type);
+    colo_free(gpu->calibration.path);
+    colo_free(gpu->calibration.device);
+    colo_free(gpu->calibration.date);
     colo_free(gpu);
 }
 
@@ -449,8 +453,9 @@ void colo_gpu_names_free(char **names, size_t count)
     colo_free(names);
 }
 
-int colo_gpu_open(const char *name, const char *base_dir, colo_gpu_t **out, const char *source,
-                  int line, const char *key, colo_error_t *err)
+int colo_gpu_open(const char *name, const char *base_dir, const char *calibration,
+                  colo_gpu_t **out, const char *source, int line, const char *key,
+                  colo_error_t *err)
 {
     char path[4096];
     *out = NULL;
@@ -470,12 +475,38 @@ int colo_gpu_open(const char *name, const char *base_dir, colo_gpu_t **out, cons
                               "unknown GPU '%s' (known: %s; or give a path to a .cfg file)", name,
                               list);
     }
-    return colo_gpu_load(path, out, err);
+    colo_gpu_t *g;
+    int rc = colo_gpu_load(path, &g, err);
+    if (rc) return rc;
+    char cal[4096];
+    int have = 0;
+    if (!calibration || strcmp(calibration, "auto") == 0)
+        have = colo_calibration_default(g, cal, sizeof cal);
+    else if (strcmp(calibration, "none") != 0) {
+        if (calibration[0] == '/' || !base_dir || !base_dir[0])
+            snprintf(cal, sizeof cal, "%s", calibration);
+        else
+            snprintf(cal, sizeof cal, "%s/%s", base_dir, calibration);
+        have = 1;
+    }
+    if (have && (rc = colo_calibration_apply(g, cal, err))) {
+        colo_gpu_free(g);
+        return rc;
+    }
+    *out = g;
+    return 0;
 }
 
 double colo_gpu_sm_fp32_rate(const colo_gpu_t *gpu)
 {
+    if (gpu->sm.fp32_gflops > 0) return gpu->sm.fp32_gflops;
     return gpu->sm.clock_mhz * 1e-3 * gpu->sm.fp32_lanes * 2.0;
+}
+
+double colo_gpu_sm_tensor_rate(const colo_gpu_t *gpu)
+{
+    if (gpu->sm.tensor_gflops > 0) return gpu->sm.tensor_gflops;
+    return gpu->sm.clock_mhz * 1e-3 * gpu->sm.tensor_fp16_flops_per_clock;
 }
 
 double colo_gpu_dram_rate(const colo_gpu_t *gpu)

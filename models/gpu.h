@@ -38,6 +38,7 @@ typedef struct colo_gpu {
         int register_alloc_unit, shared_bytes, max_shared_per_block, reserved_shared_per_block;
         double clock_mhz;
         int fp32_lanes, tensor_fp16_flops_per_clock;
+        double fp32_gflops, tensor_gflops; /* measured per-SM rates; 0: from clock and lanes */
     } sm;
     struct {
         long long bytes;
@@ -74,6 +75,12 @@ typedef struct colo_gpu {
         size_t n_profiles;
         colo_mig_profile_t *profiles;
     } mig;
+    struct {
+        char *path;           /* calibration file applied (calibration.h); NULL: datasheet values */
+        char *device, *date;  /* what it was measured on, and when */
+        unsigned applied;     /* bit p: parameter p (colo_cal_param_t) came from the file */
+        double datasheet[16]; /* value of each applied parameter before */
+    } calibration;
 } colo_gpu_t;
 
 /* Loads and validates a GPU description. On success *out is a new object (colo_gpu_free).
@@ -88,9 +95,12 @@ void colo_gpu_free(colo_gpu_t *gpu);
 int colo_gpu_resolve(const char *name, const char *base_dir, char *buf, size_t n);
 
 /* Finds and loads a GPU by name (as colo_gpu_resolve). An unknown name gets an error that lists
- * the known ones, reported at (source, line, key). */
-int colo_gpu_open(const char *name, const char *base_dir, colo_gpu_t **out, const char *source,
-                  int line, const char *key, colo_error_t *err);
+ * the known ones, reported at (source, line, key). calibration: NULL or "auto" applies the
+ * GPU's default calibration file when there is one (colo_calibration_default), "none" none,
+ * anything else is the path of a calibration file (relative to base_dir). */
+int colo_gpu_open(const char *name, const char *base_dir, const char *calibration,
+                  colo_gpu_t **out, const char *source, int line, const char *key,
+                  colo_error_t *err);
 
 /* Names of all GPU descriptions on the search path, sorted, without duplicates. *names is a
  * new array of new strings: free with colo_gpu_names_free. 0 or COLO_ENOMEM. */
@@ -99,6 +109,8 @@ void colo_gpu_names_free(char **names, size_t count);
 
 /* Peak FP32 rate of one SM in FLOP per nanosecond (clock x lanes x 2). */
 double colo_gpu_sm_fp32_rate(const colo_gpu_t *gpu);
+/* Dense FP16 tensor-core rate of one SM in FLOP per nanosecond. */
+double colo_gpu_sm_tensor_rate(const colo_gpu_t *gpu);
 /* Achievable DRAM bandwidth in bytes per nanosecond (= GB/s). */
 double colo_gpu_dram_rate(const colo_gpu_t *gpu);
 

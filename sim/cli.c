@@ -2,6 +2,7 @@
 #include "alloc.h"
 #include "compare.h"
 #include "errors.h"
+#include "calibration.h"
 #include "gpu.h"
 #include "import_kineto.h"
 #include "import_nsys.h"
@@ -488,6 +489,11 @@ static int cmd_check(int argc, char **argv)
     printf("scenario  %s%s%s\n", sc->path, sc->description ? ": " : "",
            sc->description ? sc->description : "");
     printf("gpu       %s (%s), from %s\n", g->name, g->full_name, g->path);
+    if (g->calibration.path)
+        printf("          calibrated: %s (%s, %s)\n", g->calibration.path, g->calibration.device,
+               g->calibration.date);
+    else
+        printf("          datasheet values: no calibration file\n");
     printf("run       seed %llu; arrivals for %.3g s, measured after %.3g s warm-up; up to %.3g s "
            "drain\n",
            (unsigned long long)sc->seed, COLO_TO_S(sc->duration), COLO_TO_S(sc->warmup),
@@ -554,13 +560,23 @@ static void print_gpu(const colo_gpu_t *g)
     printf("%s: %s (%s, compute capability %s)\n", g->name, g->full_name, g->arch,
            g->compute_capability);
     printf("  file        %s\n", g->path);
+    if (g->calibration.path) {
+        printf("  calibrated  %s (%s, %s); measured values below replace:\n",
+               g->calibration.path, g->calibration.device, g->calibration.date);
+        for (int p = 0; p < COLO_CAL_N; p++)
+            if (g->calibration.applied & (1u << p))
+                printf("    %-28s %10.4g -> %-10.4g %s\n", colo_cal_key(p),
+                       g->calibration.datasheet[p], colo_cal_get(g, p), colo_cal_unit(p));
+    } else {
+        printf("  calibrated  no: datasheet values\n");
+    }
     printf("  SMs         %d at %.0f MHz; per SM %d threads, %d warps, %d blocks, %d registers, "
            "%d KB shared\n",
            g->sm.count, g->sm.clock_mhz, g->sm.max_threads, g->sm.max_warps, g->sm.max_blocks,
            g->sm.registers, g->sm.shared_bytes / 1024);
     printf("  compute     FP32 %.1f TFLOPS, FP16 tensor (dense) %.1f TFLOPS, at %.0f MHz\n",
            colo_gpu_sm_fp32_rate(g) * g->sm.count / 1e3,
-           g->sm.clock_mhz * 1e6 * g->sm.tensor_fp16_flops_per_clock * g->sm.count / 1e12,
+           colo_gpu_sm_tensor_rate(g) * g->sm.count / 1e3,
            g->sm.clock_mhz);
     printf("  L2          %.1f MB in %d slices, %d partition%s, ", (double)g->l2.bytes / 1048576.0,
            g->l2.slices, g->l2.partitions, g->l2.partitions == 1 ? "" : "s");
@@ -618,7 +634,7 @@ static int cmd_gpus(int argc, char **argv)
     colo_error_clear(&err);
     if (argc == 2) {
         colo_gpu_t *g;
-        int rc = colo_gpu_open(argv[1], NULL, &g, "colosim gpus", 0, NULL, &err);
+        int rc = colo_gpu_open(argv[1], NULL, NULL, &g, "colosim gpus", 0, NULL, &err);
         if (rc) {
             print_error(&err);
             return exit_for(rc);
@@ -639,7 +655,7 @@ static int cmd_gpus(int argc, char **argv)
     for (size_t i = 0; i < n; i++) {
         colo_gpu_t *g;
         colo_error_clear(&err);
-        if (colo_gpu_open(names[i], NULL, &g, "colosim gpus", 0, NULL, &err)) {
+        if (colo_gpu_open(names[i], NULL, NULL, &g, "colosim gpus", 0, NULL, &err)) {
             print_error(&err);
             status = EXIT_INPUT;
             continue;
@@ -761,7 +777,7 @@ static int cmd_import(int argc, char **argv)
                                "cannot tell model and batch from '%s': give --model and --batch",
                                in);
         colo_gpu_t *g;
-        rc = colo_gpu_open(gpu, NULL, &g, "--gpu", 0, NULL, &err);
+        rc = colo_gpu_open(gpu, NULL, NULL, &g, "--gpu", 0, NULL, &err);
         if (!rc) {
             colo_gpu_free(g);
             rc = colo_import_orion(in, model, (int)batch, gpu, &t, &err);
@@ -771,7 +787,7 @@ static int cmd_import(int argc, char **argv)
         rc = strcmp(kind, "nsys") ? colo_import_kineto(in, &ko, &t, &err)
                                   : colo_import_nsys(in, &ko, &t, &err);
         colo_gpu_t *g = NULL;
-        if (!rc) rc = colo_gpu_open(t->gpu, NULL, &g, in, 0, "gpu", &err);
+        if (!rc) rc = colo_gpu_open(t->gpu, NULL, NULL, &g, in, 0, "gpu", &err);
         colo_gpu_free(g);
     }
     if (!rc) rc = colo_trace_save(t, out, &err);

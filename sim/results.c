@@ -150,10 +150,15 @@ json_t *colo_results_json(const colo_sim_t *sim, const char *const *overrides, s
         }
         json_object_set_new(sharing, "instances", ins);
     }
+    const colo_gpu_t *g = sc->gpu;
+    json_t *cal = g->calibration.path
+                      ? json_pack("{s:s,s:s,s:s}", "file", g->calibration.path, "device",
+                                  g->calibration.device, "date", g->calibration.date)
+                      : json_null();
     json_t *scenario = json_pack(
-        "{s:s,s:o,s:s,s:f,s:f,s:f,s:o,s:o}", "file", sc->path, "description",
-        sc->description ? json_string(sc->description) : json_null(), "gpu", sc->gpu->name,
-        "duration_s", COLO_TO_S(sc->duration), "warmup_s", COLO_TO_S(sc->warmup), "drain_s",
+        "{s:s,s:o,s:s,s:o,s:f,s:f,s:f,s:o,s:o}", "file", sc->path, "description",
+        sc->description ? json_string(sc->description) : json_null(), "gpu", g->name,
+        "calibration", cal, "duration_s", COLO_TO_S(sc->duration), "warmup_s", COLO_TO_S(sc->warmup), "drain_s",
         COLO_TO_S(sc->drain), "sharing", sharing, "overrides", ovr);
     colo_time_t switching = 0;
     uint64_t switches = 0, preemptions = 0;

@@ -177,7 +177,9 @@ static int intern_trace(colo_scenario_t *sc, const char *path, size_t *idx, colo
     const char *tdir_end = strrchr(path, '/');
     char tdir[4096] = "";
     if (tdir_end) snprintf(tdir, sizeof tdir, "%.*s", (int)(tdir_end - path), path);
-    rc = colo_gpu_open(t->gpu, tdir, &g, path, t->gpu_line, "gpu", err);
+    /* Measured on the scenario's GPU: scale it with the same parameters. */
+    const char *cal = strcmp(t->gpu, sc->gpu->name) == 0 ? sc->calibration : NULL;
+    rc = colo_gpu_open(t->gpu, tdir, cal, &g, path, t->gpu_line, "gpu", err);
     if (rc) {
         colo_trace_free(t);
         return rc;
@@ -501,9 +503,10 @@ static int read_scheduler(const colo_cfg_reader_t *r, const config_setting_t *ro
 static int read_scenario(const colo_cfg_reader_t *r, const config_setting_t *root,
                          colo_scenario_t *sc)
 {
-    static const char *const keys[] = {"description", "gpu",     "seed",    "duration_s",
-                                       "warmup_s",    "drain_s", "sharing", "tenants",
-                                       "faults",      "metrics", "scheduler", NULL};
+    static const char *const keys[] = {"description", "gpu",       "calibration", "seed",
+                                       "duration_s",  "warmup_s",  "drain_s",     "sharing",
+                                       "tenants",     "faults",    "metrics",     "scheduler",
+                                       NULL};
     int rc = colo_cfg_check_keys(r, root, keys);
     if (rc) return rc;
     const char *desc = NULL, *gpu;
@@ -514,7 +517,20 @@ static int read_scenario(const colo_cfg_reader_t *r, const config_setting_t *roo
     const char *gsrc;
     int gline;
     colo_cfg_location(r, config_setting_get_member(root, "gpu"), &gsrc, &gline);
-    if ((rc = colo_gpu_open(gpu, sc->dir, &sc->gpu, gsrc, gline, "gpu", r->err))) return rc;
+    const char *cal = NULL;
+    if ((rc = colo_cfg_string(r, root, "calibration", 0, &cal)) < 0) return rc;
+    if (cal && strcmp(cal, "none") == 0) {
+        if (!(sc->calibration = colo_strdup(cal))) return COLO_ENOMEM;
+    } else if (cal && strcmp(cal, "auto") != 0) {
+        if ((rc = path_join(sc->dir, cal, &sc->calibration))) return rc;
+        struct stat st;
+        if (stat(sc->calibration, &st) != 0 || !S_ISREG(st.st_mode))
+            return colo_cfg_error(r, config_setting_get_member(root, "calibration"), COLO_ENOENT,
+                                  "no calibration file '%s' (\"auto\", \"none\" or a path)",
+                                  sc->calibration);
+    }
+    if ((rc = colo_gpu_open(gpu, sc->dir, sc->calibration, &sc->gpu, gsrc, gline, "gpu", r->err)))
+        return rc;
 
     long long seed = 1;
     if ((rc = colo_cfg_int(r, root, "seed", COLO_CFG_NONNEG, &seed)) < 0) return rc;
@@ -619,6 +635,7 @@ void colo_scenario_free(colo_scenario_t *sc)
     colo_free(sc->sharing.instances);
     colo_free(sc->faults);
     colo_free(sc->description);
+    colo_free(sc->calibration);
     colo_free(sc->path);
     colo_free(sc->dir);
     colo_free(sc);

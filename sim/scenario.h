@@ -77,6 +77,7 @@ typedef struct colo_scenario {
     char *dir;         /* its folder, for relative paths */
     char *description; /* may be NULL */
     colo_gpu_t *gpu;
+    char *calibration; /* NULL: the GPU's own calibration file if any; "none"; or a path */
     uint64_t seed;
     colo_time_t duration; /* arrivals happen in [0, duration) */
     colo_time_t warmup;   /* requests arriving before this are not measured */

@@ -30,7 +30,7 @@ colo_gpu_t *open_gpu(const char *name)
     colo_error_t err;
     colo_error_clear(&err);
     colo_gpu_t *g = NULL;
-    int rc = colo_gpu_open(name, NULL, &g, "test", 0, NULL, &err);
+    int rc = colo_gpu_open(name, NULL, "none", &g, "test", 0, NULL, &err);
     cr_assert_eq(rc, 0, "%s: %s", name, err.text);
     return g;
 }

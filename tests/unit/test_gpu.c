@@ -91,7 +91,7 @@ Test(gpu, unknown_name_lists_the_known_ones)
     colo_error_t err;
     colo_error_clear(&err);
     colo_gpu_t *g;
-    cr_assert_eq(colo_gpu_open("h900", NULL, &g, "s.cfg", 3, "gpu", &err), COLO_ENOENT);
+    cr_assert_eq(colo_gpu_open("h900", NULL, NULL, &g, "s.cfg", 3, "gpu", &err), COLO_ENOENT);
     cr_assert_null(g);
     cr_assert_eq(err.line, 3);
     cr_assert(strstr(err.text, "unknown GPU 'h900'"));

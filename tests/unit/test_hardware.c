@@ -382,7 +382,7 @@ Test(hardware, alone_on_the_solver_equals_the_kernel_models_duration)
     colo_trace_t *tr;
     colo_gpu_t *v;
     cr_assert_eq(colo_trace_load(src_path("traces/bert_b2_v100.json"), &tr, &err), 0);
-    cr_assert_eq(colo_gpu_open("v100-sxm2", NULL, &v, "t", 0, NULL, &err), 0);
+    cr_assert_eq(colo_gpu_open("v100-sxm2", NULL, "none", &v, "t", 0, NULL, &err), 0);
     for (size_t i = 0; i < tr->n_ops; i++) {
         colo_kernel_work_t w;
         cr_assert_eq(colo_kernel_work(&tr->ops[i], v, r.gpu, &w, "t", i, &err), 0);

@@ -1,0 +1,156 @@
+/* test_calibration.c: calibration files load over the datasheet values, bad ones are refused with
+ * their line and key, and runs use what was measured. */
+#include "calibration.h"
+#include "helpers.h"
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+TestSuite(calibration, .init = test_init);
+
+Test(calibration, a_file_replaces_what_it_measured_and_keeps_the_rest)
+{
+    colo_gpu_t *g = open_gpu("h100-sxm"); /* datasheet values: open_gpu asks for none */
+    cr_assert_null(g->calibration.path);
+    double fp32 = colo_gpu_sm_fp32_rate(g), l2 = colo_gpu_l2_rate(g);
+    double peak = g->memory.peak_gbps, h2d = g->pcie.h2d_gbps;
+    colo_error_t err;
+    colo_error_clear(&err);
+    cr_assert_eq(colo_calibration_apply(g, src_path("tests/fixtures/calibrated/h100-sxm.json"), &err),
+                 0, "%s", err.text);
+    cr_expect_float_eq(colo_gpu_sm_fp32_rate(g), 253.4, 1e-9);
+    cr_expect_float_eq(colo_gpu_dram_rate(g), 3000.0, 1e-9);
+    cr_expect_float_eq(g->memory.peak_gbps, peak, 0, "the datasheet peak stays");
+    cr_expect_float_eq(g->memory.per_sm_gbps, 40.0, 0);
+    cr_expect_float_eq(g->pcie.h2d_gbps, 27.4, 0);
+    cr_expect_float_eq(g->pcie.d2h_gbps, 23.4, 0);
+    cr_expect_float_eq(g->pcie.latency_us, 0, 0, "a latency may be measured as 0");
+    cr_expect_eq(g->timeslice.default_ns, 512000);
+    cr_expect_float_eq(colo_gpu_l2_rate(g), l2, 0, "L2 was not measured: unchanged");
+    cr_expect_eq(g->timeslice.switch_ns, open_gpu("h100-sxm")->timeslice.switch_ns);
+    unsigned want = 1u << COLO_CAL_FP32 | 1u << COLO_CAL_DRAM | 1u << COLO_CAL_DRAM_PER_SM |
+                    1u << COLO_CAL_H2D | 1u << COLO_CAL_D2H | 1u << COLO_CAL_PCIE_LATENCY |
+                    1u << COLO_CAL_SLICE;
+    cr_expect_eq(g->calibration.applied, want);
+    cr_expect_float_eq(g->calibration.datasheet[COLO_CAL_FP32], fp32, 1e-9);
+    cr_expect_float_eq(g->calibration.datasheet[COLO_CAL_H2D], h2d, 0);
+    cr_expect_str_eq(g->calibration.device, "NVIDIA H100 80GB HBM3 (test fixture)");
+    cr_expect_str_eq(g->calibration.date, "2026-11-21T00:00:00Z");
+    cr_expect(strstr(g->calibration.path, "calibrated/h100-sxm.json"));
+    colo_gpu_free(g);
+}
+
+static int apply_to_h100(const char *file, colo_error_t *err)
+{
+    colo_gpu_t *g = open_gpu("h100-sxm");
+    colo_gpu_t before = *g;
+    int rc = colo_calibration_apply(g, file, err);
+    /* A refused file changes nothing. */
+    cr_expect_float_eq(g->pcie.h2d_gbps, before.pcie.h2d_gbps, 0, "%s", file);
+    cr_expect_float_eq(g->memory.achievable_fraction, before.memory.achievable_fraction, 0);
+    cr_expect_null(g->calibration.path, "%s", file);
+    colo_gpu_free(g);
+    return rc;
+}
+
+static void check_bad(const char *dir, const char *stem)
+{
+    expect_golden_error(dir, stem, "json", apply_to_h100);
+}
+
+Test(calibration, bad_files_give_the_expected_error_with_its_line)
+{
+    size_t n = for_each_file(src_path("tests/fixtures/calibration_bad"), "json", check_bad);
+    cr_assert_geq(n, 14);
+}
+
+/* A private tree gpus/h100-sxm.cfg + calibrated/h100-sxm.json: found without being named. */
+Test(calibration, the_default_file_beside_the_descriptions_is_found)
+{
+    char dir[] = "/tmp/colosim-cal-XXXXXX", cmd[1024], cfg[512];
+    cr_assert(mkdtemp(dir));
+    snprintf(cmd, sizeof cmd, "mkdir -p %s/gpus %s/calibrated && cp %s %s/gpus/ && cp %s %s/calibrated/",
+             dir, dir, src_path("models/gpus/h100-sxm.cfg"), dir,
+             src_path("tests/fixtures/calibrated/h100-sxm.json"), dir);
+    cr_assert_eq(system(cmd), 0);
+    snprintf(cfg, sizeof cfg, "%s/gpus/h100-sxm.cfg", dir);
+    colo_error_t err;
+    colo_error_clear(&err);
+    colo_gpu_t *g;
+    cr_assert_eq(colo_gpu_open(cfg, NULL, NULL, &g, "t", 0, NULL, &err), 0, "%s", err.text);
+    cr_assert_not_null(g->calibration.path);
+    char want[512];
+    snprintf(want, sizeof want, "%s/calibrated/h100-sxm.json", dir);
+    cr_expect_str_eq(g->calibration.path, want);
+    cr_expect_float_eq(g->pcie.h2d_gbps, 27.4, 0);
+    colo_gpu_free(g);
+    cr_assert_eq(colo_gpu_open(cfg, NULL, "none", &g, "t", 0, NULL, &err), 0);
+    cr_expect_null(g->calibration.path, "\"none\" keeps the datasheet values");
+    cr_expect_float_eq(g->pcie.h2d_gbps, 54.8, 0);
+    colo_gpu_free(g);
+    snprintf(cmd, sizeof cmd, "rm -r %s", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+/* The copies follow the measured link; the kernels, traced on this very GPU, keep their traced
+ * durations because trace and scenario GPU are scaled with the same parameters. */
+Test(calibration, a_run_uses_the_measured_link_and_keeps_traced_kernels)
+{
+    const char *none[] = {"calibration=none"};
+    const char *cal[] = {"calibration=calibrated/h100-sxm.json"};
+    const char *path = src_path("tests/fixtures/one_tenant.cfg");
+    test_run_t a = run_scenario(path, none, 1);
+    test_run_t b = run_scenario(path, cal, 1);
+    double ia = result_num(result_tenant(&a, 0), "isolated_ms");
+    double ib = result_num(result_tenant(&b, 0), "isolated_ms");
+    /* tiny_h100.json copies 1 MiB in and 4 KiB out: 54.8/46.8 GB/s + 10 us each before,
+     * 27.4/23.4 GB/s and no latency after. */
+    double before = 1048576 / 54.8 + 4096 / 46.8 + 2 * 10000;
+    double after = 1048576 / 27.4 + 4096 / 23.4;
+    cr_expect_float_eq(ib - ia, (after - before) / 1e6, 2e-6, "isolated %g -> %g ms", ia, ib);
+    cr_expect(json_is_null(json_object_get(json_object_get(a.results, "scenario"), "calibration")));
+    json_t *c = json_object_get(json_object_get(b.results, "scenario"), "calibration");
+    cr_assert(json_is_object(c));
+    cr_expect_str_eq(json_string_value(json_object_get(c, "device")),
+                     "NVIDIA H100 80GB HBM3 (test fixture)");
+    run_free(&a);
+    run_free(&b);
+}
+
+/* A V100 trace on a calibrated H100 is scaled by the measured per-SM rate: half the FP32 rate
+ * makes its compute-bound kernels slower. */
+Test(calibration, traces_from_another_gpu_scale_by_the_measured_rates)
+{
+    const char *none[] = {"calibration=none", "duration_s=1", "warmup_s=0"};
+    char sets_cal[600];
+    snprintf(sets_cal, sizeof sets_cal, "calibration=%s",
+             src_path("tests/fixtures/calibrated/h100-sxm.json"));
+    const char *cal[] = {sets_cal, "duration_s=1", "warmup_s=0"};
+    const char *path = src_path("scenarios/resnet50_bert_timeslice.cfg");
+    test_run_t a = run_scenario(path, none, 3);
+    test_run_t b = run_scenario(path, cal, 3);
+    for (size_t i = 0; i < 2; i++) {
+        double ia = result_num(result_tenant(&a, i), "isolated_ms");
+        double ib = result_num(result_tenant(&b, i), "isolated_ms");
+        cr_expect_gt(ib, 1.2 * ia, "tenant %zu: %g -> %g ms", i, ia, ib);
+    }
+    run_free(&a);
+    run_free(&b);
+}
+
+Test(calibration, a_scenario_naming_a_missing_file_says_where)
+{
+    const char *sets[] = {"calibration=nowhere.json"};
+    colo_scenario_t *sc;
+    colo_error_t err;
+    colo_error_clear(&err);
+    cr_assert_lt(colo_scenario_load(src_path("tests/fixtures/one_tenant.cfg"), sets, 1, &sc, &err),
+                 0);
+    cr_expect_str_eq(err.source, "--set");
+    cr_expect_str_eq(err.key, "calibration");
+    cr_expect(strstr(err.text, "no calibration file"), "%s", err.text);
+}
