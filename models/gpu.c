@@ -497,6 +497,17 @@ int colo_gpu_open(const char *name, const char *base_dir, const char *calibratio
     return 0;
 }
 
+const char *colo_gpu_guess(const char *name, double gib)
+{
+    if (!name) return NULL;
+    if (strstr(name, "H200")) return "h200";
+    if (strstr(name, "H100")) return "h100-sxm";
+    if (strstr(name, "A100")) return gib > 50 ? "a100-80gb" : "a100-40gb";
+    if (strstr(name, "V100")) return "v100-sxm2";
+    if (strstr(name, "Orin")) return "orin-agx";
+    return NULL;
+}
+
 double colo_gpu_sm_fp32_rate(const colo_gpu_t *gpu)
 {
     if (gpu->sm.fp32_gflops > 0) return gpu->sm.fp32_gflops;

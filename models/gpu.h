@@ -107,6 +107,10 @@ int colo_gpu_open(const char *name, const char *base_dir, const char *calibratio
 int colo_gpu_names(char ***names, size_t *count);
 void colo_gpu_names_free(char **names, size_t count);
 
+/* The GPU description for a device as CUDA names it ("NVIDIA H100 80GB HBM3"), with gib its
+ * memory in GiB (tells the A100s apart); NULL when colosim has none. */
+const char *colo_gpu_guess(const char *device_name, double gib);
+
 /* Peak FP32 rate of one SM in FLOP per nanosecond (clock x lanes x 2). */
 double colo_gpu_sm_fp32_rate(const colo_gpu_t *gpu);
 /* Dense FP16 tensor-core rate of one SM in FLOP per nanosecond. */

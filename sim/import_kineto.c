@@ -1,23 +1,13 @@
 /* import_kineto.c: PyTorch profiler (Kineto) Chrome Trace Event JSON -> colosim trace. */
 #include "import_kineto.h"
 #include "alloc.h"
+#include "gpu.h"
 
 #include <errno.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
-
-const char *colo_kineto_guess_gpu(const char *name, double gib)
-{
-    if (!name) return NULL;
-    if (strstr(name, "H200")) return "h200";
-    if (strstr(name, "H100")) return "h100-sxm";
-    if (strstr(name, "A100")) return gib > 50 ? "a100-80gb" : "a100-40gb";
-    if (strstr(name, "V100")) return "v100-sxm2";
-    if (strstr(name, "Orin")) return "orin-agx";
-    return NULL;
-}
 
 /* Reads a whole file, gunzipping it if it is gzip (zlib reads plain files unchanged). */
 static int slurp(const char *path, char **buf, size_t *len, colo_error_t *err)
@@ -230,7 +220,7 @@ int colo_import_kineto(const char *path, const colo_kineto_opts_t *o, colo_trace
     const char *gpu = o->gpu;
     json_t *dev = json_array_get(json_object_get(root, "deviceProperties"), 0);
     const char *dname = json_string_value(json_object_get(dev, "name"));
-    if (!gpu) gpu = colo_kineto_guess_gpu(dname, num(dev, "totalGlobalMem", 0) / 1073741824.0);
+    if (!gpu) gpu = colo_gpu_guess(dname, num(dev, "totalGlobalMem", 0) / 1073741824.0);
     if (!gpu) {
         json_decref(root);
         return colo_error_set(err, COLO_EINVAL, path, 0, "deviceProperties",

@@ -21,7 +21,4 @@ typedef struct colo_kineto_opts {
 int colo_import_kineto(const char *path, const colo_kineto_opts_t *opts, colo_trace_t **out,
                        colo_error_t *err);
 
-/* The GPU description that matches a device name ("NVIDIA A100-PG509-200", 40 GiB), or NULL. */
-const char *colo_kineto_guess_gpu(const char *device_name, double memory_gib);
-
 #endif

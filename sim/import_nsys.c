@@ -1,6 +1,7 @@
 /* import_nsys.c: Nsight Systems SQLite export -> colosim trace (libsqlite3). */
 #include "import_nsys.h"
 #include "alloc.h"
+#include "gpu.h"
 
 #include <sqlite3.h>
 #include <stdlib.h>
@@ -182,7 +183,7 @@ int colo_import_nsys(const char *path, const colo_kineto_opts_t *o, colo_trace_t
             const char *nm = (const char *)sqlite3_column_text(st, 0);
             snprintf(devname, sizeof devname, "%s", nm ? nm : "");
             if (!gpu)
-                gpu = colo_kineto_guess_gpu(devname,
+                gpu = colo_gpu_guess(devname,
                                             (double)sqlite3_column_int64(st, 1) / 1073741824.0);
         }
         sqlite3_finalize(st);
