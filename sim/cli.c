@@ -95,10 +95,13 @@ static const char usage_compare[] =
     "column per mechanism. -o writes the same table as JSON, atomically.\n";
 
 static const char usage_gpus[] =
-    "usage: colosim gpus [NAME]\n"
+    "usage: colosim gpus [NAME [--calibration FILE|none]]\n"
     "\n"
     "Without NAME, lists the GPU descriptions found. With NAME (or a path to a .cfg file),\n"
-    "prints that GPU's parameters and its MIG profiles with their placements.\n";
+    "prints that GPU's parameters and its MIG profiles with their placements. Values measured by\n"
+    "its calibration file (models/calibrated/NAME.json, or --calibration FILE) replace the\n"
+    "datasheet's and are listed with the values they replace; --calibration none shows the\n"
+    "datasheet's alone (docs/calibration.md).\n";
 
 static const char usage_trace[] =
     "usage: colosim trace FILE\n"
@@ -629,12 +632,16 @@ static int cmd_gpus(int argc, char **argv)
         fputs(usage_gpus, stdout);
         return 0;
     }
-    if (argc > 2) return usage_error(usage_gpus, "%s", "at most one GPU name");
+    const char *cal = NULL;
+    if (argc == 4 && strcmp(argv[2], "--calibration") == 0)
+        cal = argv[3];
+    else if (argc > 2)
+        return usage_error(usage_gpus, "%s", "at most one GPU name, then --calibration FILE|none");
     colo_error_t err;
     colo_error_clear(&err);
-    if (argc == 2) {
+    if (argc >= 2) {
         colo_gpu_t *g;
-        int rc = colo_gpu_open(argv[1], NULL, NULL, &g, "colosim gpus", 0, NULL, &err);
+        int rc = colo_gpu_open(argv[1], NULL, cal, &g, "colosim gpus", 0, NULL, &err);
         if (rc) {
             print_error(&err);
             return exit_for(rc);
