@@ -7,18 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct nsys_op {
-    colo_op_t op;
-    long long start, launch; /* ns; launch -1 when unknown */
-    char *name;
-};
-
-static int cmp_op(const void *a, const void *b)
-{
-    const struct nsys_op *x = a, *y = b;
-    return x->start < y->start ? -1 : x->start > y->start ? 1 : 0;
-}
-
 static int has_table(sqlite3 *db, const char *name)
 {
     sqlite3_stmt *st;
@@ -64,7 +52,7 @@ static int nvtx_window(sqlite3 *db, const char *path, const colo_kineto_opts_t *
 }
 
 static int collect(sqlite3 *db, const char *path, const char *q, int kernels, long long lo,
-                   long long hi, struct nsys_op **ops, size_t *n, size_t *cap, colo_error_t *err)
+                   long long hi, colo_timed_op_t **ops, size_t *n, size_t *cap, colo_error_t *err)
 {
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db, q, -1, &st, NULL) != SQLITE_OK) return db_error(db, path, err);
@@ -82,7 +70,7 @@ static int collect(sqlite3 *db, const char *path, const char *q, int kernels, lo
                                 "a record ends (%lld) before it starts (%lld)", end, start);
             break;
         }
-        struct nsys_op x;
+        colo_timed_op_t x;
         memset(&x, 0, sizeof x);
         x.start = start;
         x.launch = launch;
@@ -108,7 +96,7 @@ static int collect(sqlite3 *db, const char *path, const char *q, int kernels, lo
             x.op.shared_bytes = smem >= 0 && smem < 0x7fffffff ? (int)smem : -1;
             x.op.dram_bytes = x.op.l2_bytes = x.op.flops = -1;
             x.op.duration = end - start > 0 ? end - start : 1;
-            if (!(x.name = colo_strdup(nm && *nm ? nm : "kernel"))) {
+            if (!(x.op.name = colo_strdup(nm && *nm ? nm : "kernel"))) {
                 rc = COLO_ENOMEM;
                 break;
             }
@@ -122,7 +110,7 @@ static int collect(sqlite3 *db, const char *path, const char *q, int kernels, lo
             x.op.stream = sqlite3_column_int(st, 5);
         }
         if (colo_grow((void **)ops, cap, *n + 1, sizeof **ops)) {
-            colo_free(x.name);
+            colo_free(x.op.name);
             rc = COLO_ENOMEM;
             break;
         }
@@ -195,7 +183,7 @@ int colo_import_nsys(const char *path, const colo_kineto_opts_t *o, colo_trace_t
     }
     long long lo = -(1LL << 62), hi = 1LL << 62;
     if (o->annotation) rc = nvtx_window(db, path, o, &lo, &hi, err);
-    struct nsys_op *ops = NULL;
+    colo_timed_op_t *ops = NULL;
     size_t n = 0, cap = 0;
     if (!rc) rc = collect(db, path, kernel_q, 1, lo, hi, &ops, &n, &cap, err);
     if (!rc && has_table(db, "CUPTI_ACTIVITY_KIND_MEMCPY"))
@@ -208,20 +196,12 @@ int colo_import_nsys(const char *path, const colo_kineto_opts_t *o, colo_trace_t
     if (dot) *dot = '\0';
     colo_trace_t *t = NULL;
     if (!rc) {
-        qsort(ops, n, sizeof *ops, cmp_op);
         t = colo_trace_new(o->model ? o->model : stem, o->batch > 0 ? o->batch : 1, gpu);
         if (!t) rc = COLO_ENOMEM;
     }
-    long long prev = -1;
-    for (size_t i = 0; i < n && !rc; i++) {
-        long long l = ops[i].launch >= 0 ? ops[i].launch : ops[i].start;
-        ops[i].op.gap = prev < 0 || l < prev ? 0 : l - prev;
-        prev = l;
-        ops[i].op.name = ops[i].name;
-        if (colo_trace_append(t, &ops[i].op)) rc = COLO_ENOMEM;
-    }
+    if (!rc) rc = colo_trace_append_timed(t, ops, n);
     for (size_t i = 0; i < n; i++)
-        colo_free(ops[i].name);
+        colo_free(ops[i].op.name);
     colo_free(ops);
     if (!rc && t->n_ops == 0)
         rc = colo_error_set(err, COLO_EPARSE, path, 0, NULL, "no kernels%s",

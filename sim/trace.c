@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 const char *colo_kclass_name(colo_kclass_t c)
@@ -426,6 +427,25 @@ int colo_trace_save(const colo_trace_t *t, const char *path, colo_error_t *err)
         return colo_error_set(err, rc, path, 0, NULL, "out of memory");
     }
     return colo_atomic_commit(&af, err);
+}
+
+static int cmp_timed(const void *a, const void *b)
+{
+    const colo_timed_op_t *x = a, *y = b;
+    return x->start < y->start ? -1 : x->start > y->start ? 1 : 0;
+}
+
+int colo_trace_append_timed(colo_trace_t *t, colo_timed_op_t *ops, size_t n)
+{
+    if (n) qsort(ops, n, sizeof *ops, cmp_timed);
+    long long prev = -1;
+    for (size_t i = 0; i < n; i++) {
+        long long l = ops[i].launch >= 0 ? ops[i].launch : ops[i].start;
+        ops[i].op.gap = prev < 0 || l < prev ? 0 : l - prev;
+        prev = l;
+        if (colo_trace_append(t, &ops[i].op)) return COLO_ENOMEM;
+    }
+    return 0;
 }
 
 int colo_trace_finish(colo_trace_t *t, int rc, colo_trace_t **out)

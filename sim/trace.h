@@ -64,6 +64,17 @@ colo_trace_t *colo_trace_new(const char *model, int batch, const char *gpu);
 /* Appends a copy of op (its name is copied). 0 or COLO_ENOMEM. Amortised O(1). */
 int colo_trace_append(colo_trace_t *t, const colo_op_t *op);
 
+/* An op as a profiler saw it: when it started on the GPU and when the host launched it. */
+typedef struct colo_timed_op {
+    colo_op_t op;            /* op.name is owned by the caller */
+    long long start, launch; /* ns; launch -1 when unknown */
+} colo_timed_op_t;
+
+/* Sorts ops by GPU start, sets each op's gap to the host time since the previous op's launch
+ * (its launch, or its start when the launch is unknown) and appends them to t. 0 or
+ * COLO_ENOMEM. O(n log n). */
+int colo_trace_append_timed(colo_trace_t *t, colo_timed_op_t *ops, size_t n);
+
 /* Recomputes the derived counts and totals. O(n_ops). */
 void colo_trace_summarise(colo_trace_t *t);
 
