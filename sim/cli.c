@@ -1,9 +1,10 @@
 /* cli.c: the colosim command: run, check, compare, gpus, trace, import, version, help. */
 #include "alloc.h"
+#include "calibration.h"
 #include "compare.h"
 #include "errors.h"
-#include "calibration.h"
 #include "gpu.h"
+#include "import_capture.h"
 #include "import_kineto.h"
 #include "import_nsys.h"
 #include "import_orion.h"
@@ -111,7 +112,7 @@ static const char usage_trace[] =
 
 static const char usage_import[] =
     "usage: colosim import KIND FILE -o TRACE.json [--model NAME] [--batch N] [--gpu NAME]\n"
-    "                      [--annotation TEXT [--occurrence N]]\n"
+    "                      [--annotation TEXT [--occurrence N | --all]] [--ncu NCU.csv]\n"
     "\n"
     "Converts a profile into a colosim trace (docs/traces.md). KIND:\n"
     "  orion   Orion (EuroSys'24) per-kernel CSV. Model and batch default to what the file\n"
@@ -121,7 +122,14 @@ static const char usage_import[] =
     "          the GPU work launched inside the N-th user annotation (record_function) whose\n"
     "          name contains TEXT, e.g. one forward pass.\n"
     "  nsys    Nsight Systems SQLite export (nsys export --type sqlite): kernels, copies, host\n"
-    "          gaps, the GPU from TARGET_INFO_GPU; --annotation selects an NVTX range.\n";
+    "          gaps, the GPU from TARGET_INFO_GPU; --annotation selects an NVTX range.\n"
+    "  capture colosim-capture's CUPTI record file (docs/capture.md): kernels with launch\n"
+    "          shapes, registers and shared memory, copies, host gaps, NVTX ranges. With\n"
+    "          --annotation TEXT --all, one trace per range whose name contains TEXT, written\n"
+    "          into the folder -o names as MODEL_001.json, MODEL_002.json, ...\n"
+    "--ncu NCU.csv merges per-kernel DRAM and L2 bytes from Nsight Compute (ncu --csv --metrics\n"
+    "dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum --print-kernel-base mangled)\n"
+    "of the same kernels, in order.\n";
 
 static void print_error(const colo_error_t *e)
 {
@@ -719,11 +727,14 @@ static int cmd_import(int argc, char **argv)
         {"gpu", required_argument, NULL, 'g'},
         {"annotation", required_argument, NULL, 'a'},
         {"occurrence", required_argument, NULL, 'n'},
+        {"all", no_argument, NULL, 'A'},
+        {"ncu", required_argument, NULL, 'N'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    const char *out = NULL, *model = NULL, *gpu = NULL, *annotation = NULL;
+    const char *out = NULL, *model = NULL, *gpu = NULL, *annotation = NULL, *ncu = NULL;
     long batch = 0, occurrence = 1;
+    int all = 0;
     int c;
     optind = 1;
     opterr = 0;
@@ -741,6 +752,12 @@ static int cmd_import(int argc, char **argv)
             break;
         case 'a':
             annotation = optarg;
+            break;
+        case 'A':
+            all = 1;
+            break;
+        case 'N':
+            ncu = optarg;
             break;
         case 'b':
         case 'n': {
@@ -764,14 +781,21 @@ static int cmd_import(int argc, char **argv)
     if (argc - optind != 2)
         return usage_error(usage_import, "%s", "expected: import KIND FILE -o TRACE.json");
     const char *kind = argv[optind], *in = argv[optind + 1];
-    if (strcmp(kind, "orion") && strcmp(kind, "kineto") && strcmp(kind, "nsys"))
-        return usage_error(usage_import, "unknown kind '%s' (orion, kineto or nsys)", kind);
+    if (strcmp(kind, "orion") && strcmp(kind, "kineto") && strcmp(kind, "nsys") &&
+        strcmp(kind, "capture"))
+        return usage_error(usage_import, "unknown kind '%s' (orion, kineto, nsys or capture)",
+                           kind);
     if (!out) return usage_error(usage_import, "%s", "-o TRACE.json is required");
     if (same_file(out, in))
         return usage_error(usage_import, "-o %s would overwrite the input itself", out);
+    if (all && (strcmp(kind, "capture") || !annotation))
+        return usage_error(usage_import, "%s", "--all is for capture files with --annotation");
+    if (all && ncu)
+        return usage_error(usage_import, "%s", "--ncu merges into one trace: not with --all");
     colo_error_t err;
     colo_error_clear(&err);
-    colo_trace_t *t = NULL;
+    colo_trace_t **ts = NULL;
+    size_t nt = 0;
     int rc;
     if (!strcmp(kind, "orion")) {
         char guessed[256];
@@ -785,28 +809,44 @@ static int cmd_import(int argc, char **argv)
                                in);
         colo_gpu_t *g;
         rc = colo_gpu_open(gpu, NULL, NULL, &g, "--gpu", 0, NULL, &err);
-        if (!rc) {
-            colo_gpu_free(g);
-            rc = colo_import_orion(in, model, (int)batch, gpu, &t, &err);
-        }
+        colo_gpu_free(g);
+        if (!rc && !(ts = colo_calloc(1, sizeof *ts))) rc = COLO_ENOMEM;
+        if (!rc && !(rc = colo_import_orion(in, model, (int)batch, gpu, &ts[0], &err))) nt = 1;
     } else {
-        colo_kineto_opts_t ko = {model, (int)batch, gpu, annotation, (int)occurrence};
-        rc = strcmp(kind, "nsys") ? colo_import_kineto(in, &ko, &t, &err)
-                                  : colo_import_nsys(in, &ko, &t, &err);
+        colo_kineto_opts_t ko = {model, (int)batch, gpu, annotation, all ? 0 : (int)occurrence};
+        if (!strcmp(kind, "capture")) {
+            rc = colo_import_capture(in, &ko, &ts, &nt, &err);
+        } else {
+            if (!(ts = colo_calloc(1, sizeof *ts))) rc = COLO_ENOMEM;
+            else rc = strcmp(kind, "nsys") ? colo_import_kineto(in, &ko, &ts[0], &err)
+                                           : colo_import_nsys(in, &ko, &ts[0], &err);
+            if (!rc) nt = 1;
+        }
         colo_gpu_t *g = NULL;
-        if (!rc) rc = colo_gpu_open(t->gpu, NULL, NULL, &g, in, 0, "gpu", &err);
+        if (!rc) rc = colo_gpu_open(ts[0]->gpu, NULL, NULL, &g, in, 0, "gpu", &err);
         colo_gpu_free(g);
     }
-    if (!rc) rc = colo_trace_save(t, out, &err);
-    if (rc) {
-        print_error(&err);
-        colo_trace_free(t);
-        return exit_for(rc);
+    if (!rc && ncu) rc = colo_trace_merge_ncu(ts[0], ncu, &err);
+    if (!rc && all && mkdir(out, 0777) && errno != EEXIST)
+        rc = colo_error_set(&err, COLO_EIO, out, 0, NULL, "cannot make the folder: %s",
+                            strerror(errno));
+    for (size_t i = 0; i < nt && !rc; i++) {
+        char path[4096];
+        if (all)
+            snprintf(path, sizeof path, "%s/%s_%03zu.json", out, ts[i]->model, i + 1);
+        else
+            snprintf(path, sizeof path, "%s", out);
+        colo_trace_t *t = ts[i];
+        if ((rc = colo_trace_save(t, path, &err))) break;
+        json_t *m = json_object_get(t->provenance, "measured_ns");
+        printf("%s: %s batch %d, %zu kernels, %zu copies, %.3f ms of kernels", in, t->model,
+               t->batch, t->n_kernels, t->n_copies, COLO_TO_MS(t->kernel_time));
+        if (m) printf(", %.3f ms measured", (double)json_integer_value(m) / 1e6);
+        printf(" on %s -> %s\n", t->gpu, path);
     }
-    printf("%s: %s batch %d, %zu kernels, %zu copies, %.3f ms of kernels on %s -> %s\n", in,
-           t->model, t->batch, t->n_kernels, t->n_copies, COLO_TO_MS(t->kernel_time), t->gpu, out);
-    colo_trace_free(t);
-    return 0;
+    if (rc) print_error(&err);
+    colo_capture_free(ts, nt);
+    return rc ? exit_for(rc) : 0;
 }
 
 static int cmd_compare(int argc, char **argv)

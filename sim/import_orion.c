@@ -1,6 +1,7 @@
 /* import_orion.c: Orion kernel-profile CSV -> colosim trace. */
 #include "import_orion.h"
 #include "alloc.h"
+#include "csv.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -12,50 +13,6 @@
 enum { COL_NAME, COL_PROFILE, COL_MEMORY, COL_SM_USAGE, COL_DURATION, N_COLS };
 static const char *const col_names[N_COLS] = {"Name", "Profile", "Memory_footprint", "SM_usage",
                                               "Duration"};
-
-/* Splits one CSV record in place (RFC 4180 quoting, no embedded newlines). Returns the number
- * of fields, at most max, or -1 for an unterminated quote. */
-static int split_csv(char *line, char **fields, int max)
-{
-    int n = 0;
-    char *p = line;
-    for (;;) {
-        if (n == max) return max + 1;
-        if (*p == '"') {
-            char *w = ++p;
-            fields[n++] = w;
-            for (;;) {
-                if (*p == '\0') return -1;
-                if (*p == '"' && p[1] == '"') {
-                    *w++ = '"';
-                    p += 2;
-                } else if (*p == '"') {
-                    p++;
-                    break;
-                } else {
-                    *w++ = *p++;
-                }
-            }
-            *w = '\0';
-            while (*p && *p != ',')
-                p++; /* tolerate junk after the closing quote */
-        } else {
-            fields[n++] = p;
-            while (*p && *p != ',')
-                p++;
-        }
-        if (*p != ',') break;
-        *p++ = '\0';
-    }
-    return n;
-}
-
-static void chomp(char *s)
-{
-    size_t n = strlen(s);
-    while (n && (s[n - 1] == '\n' || s[n - 1] == '\r'))
-        s[--n] = '\0';
-}
 
 static int parse_num(const char *s, double *v)
 {
@@ -83,11 +40,11 @@ static int read_rows(FILE *f, const char *path, colo_trace_t *t, colo_error_t *e
 
     while (getline(&line, &cap, f) >= 0) {
         lineno++;
-        chomp(line);
+        colo_csv_chomp(line);
         if (lineno == 1 && (unsigned char)line[0] == 0xEF)
             memmove(line, line + 3, strlen(line + 3) + 1);
         if (line[0] == '\0') continue;
-        int n = split_csv(line, fields, 15);
+        int n = colo_csv_split(line, fields, 15);
         if (n < 0) {
             rc = colo_error_set(err, COLO_EPARSE, path, lineno, NULL, "unterminated quoted field");
             break;
