@@ -4,6 +4,7 @@
 #include "helpers.h"
 
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -153,4 +154,53 @@ Test(calibration, a_scenario_naming_a_missing_file_says_where)
     cr_expect_str_eq(err.source, "--set");
     cr_expect_str_eq(err.key, "calibration");
     cr_expect(strstr(err.text, "no calibration file"), "%s", err.text);
+}
+
+/* Issue 7's acceptance check, driven by data: every captured trace (traces/captured/GPU/MODEL_bN.json,
+ * from calibrate/import_session.sh), run alone on its calibrated GPU, is predicted within 5 % of
+ * the end-to-end latency measured when it was captured (provenance.measured_ns). Skipped until
+ * a GPU session has committed captured traces. */
+static int n_checked;
+static void check_captured(const char *dir, const char *stem)
+{
+    char path[1024], gpu_set[256], trace_set[1200];
+    snprintf(path, sizeof path, "%s/%s.json", dir, stem);
+    colo_trace_t *t;
+    colo_error_t err;
+    colo_error_clear(&err);
+    cr_assert_eq(colo_trace_load(path, &t, &err), 0, "%s", err.text);
+    json_t *m = json_object_get(t->provenance, "measured_ns");
+    if (!json_is_integer(m)) {
+        colo_trace_free(t);
+        return;
+    }
+    double measured = (double)json_integer_value(m) / 1e6;
+    snprintf(gpu_set, sizeof gpu_set, "gpu=%s", t->gpu);
+    snprintf(trace_set, sizeof trace_set, "tenants.[0].trace=%s", path);
+    colo_trace_free(t);
+    const char *sets[] = {gpu_set, trace_set};
+    test_run_t r = run_scenario(src_path("tests/fixtures/captured_alone.cfg"), sets, 2);
+    double predicted = result_num(result_tenant(&r, 0), "isolated_ms");
+    cr_expect(fabs(predicted - measured) <= 0.05 * measured,
+              "%s: predicted %.3f ms alone, measured %.3f ms (%+.1f %%)", path, predicted,
+              measured, 100 * (predicted - measured) / measured);
+    n_checked++;
+    run_free(&r);
+}
+
+Test(calibration, captured_traces_alone_predict_their_measured_latency)
+{
+    DIR *d = opendir(src_path("traces/captured"));
+    if (!d)
+        cr_skip_test("no captured traces yet (traces/captured/): run calibrate/gpu_session.sh on "
+                     "a GPU, then calibrate/import_session.sh");
+    struct dirent *e;
+    while ((e = readdir(d))) { /* one folder per GPU */
+        if (e->d_name[0] == '.') continue;
+        char sub[1024];
+        snprintf(sub, sizeof sub, "%s/%s", src_path("traces/captured"), e->d_name);
+        for_each_file(sub, "json", check_captured);
+    }
+    closedir(d);
+    if (!n_checked) cr_skip_test("traces/captured/ holds no trace with a measured latency");
 }
