@@ -103,31 +103,12 @@ static int param_error(const struct reader *r, size_t i, const char *member, con
     __attribute__((format(printf, 4, 5)));
 static int param_error(const struct reader *r, size_t i, const char *member, const char *fmt, ...)
 {
-    char key[128], text[512];
-    if (member)
-        snprintf(key, sizeof key, "parameters[%zu].%s", i, member);
-    else
-        snprintf(key, sizeof key, "parameters[%zu]", i);
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(text, sizeof text, fmt, ap);
+    int rc = colo_json_element_verror(r->err, COLO_EINVAL, r->path, "parameters", i, r->lines,
+                                      r->n_lines, member, fmt, ap);
     va_end(ap);
-    return colo_error_set(r->err, COLO_EINVAL, r->path, i < r->n_lines ? r->lines[i] : 0, key,
-                          "%s", text);
-}
-
-static const char *unknown_key(json_t *obj, const char *const *allowed)
-{
-    const char *k;
-    json_t *v;
-    json_object_foreach(obj, k, v)
-    {
-        const char *const *a = allowed;
-        while (*a && strcmp(*a, k) != 0)
-            a++;
-        if (!*a) return k;
-    }
-    return NULL;
+    return rc;
 }
 
 /* Reads the file into values[]/have without touching the GPU. */
@@ -144,7 +125,7 @@ static int read_calibration(const struct reader *r, json_t *root, const colo_gpu
     if (!json_is_object(root))
         return colo_error_set(r->err, COLO_EINVAL, r->path, 1, NULL,
                               "not a calibration file: expected a JSON object");
-    const char *k = unknown_key(root, top);
+    const char *k = colo_json_unknown_key(root, top);
     if (k) return top_error(r, k, "unknown key");
     json_t *v = json_object_get(root, "colosim_calibration");
     if (!v) return top_error(r, "colosim_calibration", "missing: not a colosim calibration file");
@@ -175,7 +156,7 @@ static int read_calibration(const struct reader *r, json_t *root, const colo_gpu
     json_array_foreach(ps, i, p)
     {
         if (!json_is_object(p)) return param_error(r, i, NULL, "must be an object");
-        if ((k = unknown_key(p, pkeys))) return param_error(r, i, k, "unknown key");
+        if ((k = colo_json_unknown_key(p, pkeys))) return param_error(r, i, k, "unknown key");
         const char *key = json_string_value(json_object_get(p, "key"));
         if (!key) return param_error(r, i, "key", "missing or not a string");
         int id = 0;

@@ -169,3 +169,31 @@ int colo_json_element_lines(const char *text, size_t len, const char *key, int *
         if (sc.i < len && text[sc.i] == ',') sc.i++;
     }
 }
+
+int colo_json_element_verror(colo_error_t *err, int code, const char *path, const char *array,
+                             size_t i, const int *lines, size_t n_lines, const char *member,
+                             const char *fmt, va_list ap)
+{
+    char key[160], text[512];
+    if (member)
+        snprintf(key, sizeof key, "%s[%zu].%s", array, i, member);
+    else
+        snprintf(key, sizeof key, "%s[%zu]", array, i);
+    vsnprintf(text, sizeof text, fmt, ap);
+    int line = (lines && i < n_lines) ? lines[i] : 0;
+    return colo_error_set(err, code, path, line, key, "%s", text);
+}
+
+const char *colo_json_unknown_key(json_t *obj, const char *const *allowed)
+{
+    const char *k;
+    json_t *v;
+    json_object_foreach(obj, k, v)
+    {
+        const char *const *a = allowed;
+        while (*a && strcmp(*a, k) != 0)
+            a++;
+        if (!*a) return k;
+    }
+    return NULL;
+}

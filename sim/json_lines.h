@@ -8,6 +8,7 @@
 #include "errors.h"
 
 #include <jansson.h>
+#include <stdarg.h>
 #include <stddef.h>
 
 /* Reads and parses the JSON file at path (duplicate keys refused). On success *root is the
@@ -21,6 +22,15 @@ int colo_json_read_file(const char *path, json_t **root, char **text, size_t *le
  * Returns 0, COLO_ENOENT when there is no such array, or COLO_ENOMEM. The text must already be
  * valid JSON (parse it with Jansson first); the scanner does not validate. O(len). */
 int colo_json_element_lines(const char *text, size_t len, const char *key, int **lines, size_t *n);
+
+/* Records an error in element i of the array `array` ("ops[12].duration_ns"), at that element's
+ * line when lines (from colo_json_element_lines) has it. member may be NULL. Returns code. */
+int colo_json_element_verror(colo_error_t *err, int code, const char *path, const char *array,
+                             size_t i, const int *lines, size_t n_lines, const char *member,
+                             const char *fmt, va_list ap);
+
+/* The first member of obj whose name is not in allowed (NULL-terminated), or NULL. */
+const char *colo_json_unknown_key(json_t *obj, const char *const *allowed);
 
 /* Line (1-based) where the top-level member key is written, or 0 when absent. O(len). */
 int colo_json_key_line(const char *text, size_t len, const char *key);

@@ -93,37 +93,17 @@ static int op_error(const struct reader *r, size_t i, const char *member, int co
 static int op_error(const struct reader *r, size_t i, const char *member, int code, const char *fmt,
                     ...)
 {
-    char key[128], text[512];
-    if (member)
-        snprintf(key, sizeof key, "ops[%zu].%s", i, member);
-    else
-        snprintf(key, sizeof key, "ops[%zu]", i);
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(text, sizeof text, fmt, ap);
+    int rc = colo_json_element_verror(r->err, code, r->path, "ops", i, r->lines, r->n_lines,
+                                      member, fmt, ap);
     va_end(ap);
-    int line = (r->lines && i < r->n_lines) ? r->lines[i] : 0;
-    return colo_error_set(r->err, code, r->path, line, key, "%s", text);
-}
-
-/* The first key of obj not in allowed (NULL-terminated), or NULL. */
-static const char *unknown_key(json_t *obj, const char *const *allowed)
-{
-    const char *k;
-    json_t *v;
-    json_object_foreach(obj, k, v)
-    {
-        int ok = 0;
-        for (const char *const *a = allowed; *a; a++)
-            if (strcmp(*a, k) == 0) ok = 1;
-        if (!ok) return k;
-    }
-    return NULL;
+    return rc;
 }
 
 static int check_keys(const struct reader *r, size_t i, json_t *obj, const char *const *allowed)
 {
-    const char *k = unknown_key(obj, allowed);
+    const char *k = colo_json_unknown_key(obj, allowed);
     return k ? op_error(r, i, k, COLO_EINVAL, "unknown key") : 0;
 }
 
@@ -264,7 +244,7 @@ static int read_trace(const struct reader *r, json_t *root, colo_trace_t *t)
                               colo_json_key_line(r->text, r->len, "colosim_trace"), "colosim_trace",
                               "format version %lld; this colosim reads version %d",
                               (long long)json_integer_value(ver), COLO_TRACE_FORMAT_VERSION);
-    const char *unknown = unknown_key(root, keys);
+    const char *unknown = colo_json_unknown_key(root, keys);
     if (unknown) return top_error(r, unknown, "unknown key");
     const char *model = json_string_value(json_object_get(root, "model"));
     const char *gpu = json_string_value(json_object_get(root, "gpu"));
