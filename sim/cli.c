@@ -8,6 +8,7 @@
 #include "import_kineto.h"
 #include "import_nsys.h"
 #include "import_orion.h"
+#include "live_plan.h"
 #include "results.h"
 #include "scenario.h"
 #include "serving.h"
@@ -35,6 +36,7 @@ static const char usage_main[] =
     "commands:\n"
     "  run FILE      simulate a scenario, print a summary table, optionally write results JSON\n"
     "  check FILE    validate a scenario and print the set-up it resolves to\n"
+    "  plan FILE     print what a live run on a real GPU would execute (no GPU needed)\n"
     "  compare A.json B.json [...]\n"
     "                compare results side by side, with differences to the first\n"
     "  gpus [NAME]   list the GPU descriptions, or print one with its MIG profiles\n"
@@ -85,6 +87,16 @@ static const char usage_check[] =
     "Validates the scenario in FILE, with the same overrides as run, and prints the set-up it\n"
     "resolves to: GPU, sharing, each tenant's trace, its time alone on the GPU and the load it\n"
     "offers. Prints FILE:LINE: KEY: PROBLEM and exits 2 when something is wrong.\n";
+
+static const char usage_plan[] =
+    "usage: colosim plan FILE [--seed N] [--set KEY=VALUE ...]\n"
+    "\n"
+    "Prints what colosim-live would execute for the scenario on a real GPU, without one: the\n"
+    "processes and contexts (one process per tenant for time-slicing and MPS, one Green\n"
+    "Context per tenant in one process, existing MIG instances), the private MPS daemon and\n"
+    "each client's active-thread percentage, and every tenant's arrivals, drawn from the same\n"
+    "generators and seeds as the simulator's (docs/live.md). colosim-live --dry-run prints the\n"
+    "same.\n";
 
 static const char usage_compare[] =
     "usage: colosim compare A.json B.json [...] [-o OUT.json]\n"
@@ -487,6 +499,24 @@ static void print_sharing(const colo_scenario_t *sc)
     if (sc->n_faults)
         printf("faults    %zu; a crashed process or MPS server is back after %.3g s\n",
                sc->n_faults, COLO_TO_S(sc->sharing.recovery));
+}
+
+static int cmd_plan(int argc, char **argv)
+{
+    struct scenario_opts o;
+    colo_scenario_t *sc;
+    int status = open_scenario(argc, argv, usage_plan, 0, &o, &sc);
+    if (status >= 0) return status;
+    colo_free(o.sets);
+    colo_live_plan_t plan;
+    colo_error_t err;
+    colo_error_clear(&err);
+    int rc = colo_live_plan(sc, &plan, &err);
+    if (!rc) colo_live_plan_print(sc, &plan, stdout);
+    else print_error(&err);
+    colo_live_plan_free(&plan);
+    colo_scenario_free(sc);
+    return rc ? exit_for(rc) : 0;
 }
 
 static int cmd_check(int argc, char **argv)
@@ -912,6 +942,7 @@ int main(int argc, char **argv)
     const char *cmd = argv[1];
     if (strcmp(cmd, "run") == 0) return cmd_run(argc - 1, argv + 1);
     if (strcmp(cmd, "check") == 0) return cmd_check(argc - 1, argv + 1);
+    if (strcmp(cmd, "plan") == 0) return cmd_plan(argc - 1, argv + 1);
     if (strcmp(cmd, "compare") == 0) return cmd_compare(argc - 1, argv + 1);
     if (strcmp(cmd, "gpus") == 0) return cmd_gpus(argc - 1, argv + 1);
     if (strcmp(cmd, "import") == 0) return cmd_import(argc - 1, argv + 1);
@@ -924,6 +955,7 @@ int main(int argc, char **argv)
         const char *topic = argc > 2 ? argv[2] : "";
         fputs(strcmp(topic, "run") == 0      ? usage_run
               : strcmp(topic, "check") == 0  ? usage_check
+              : strcmp(topic, "plan") == 0   ? usage_plan
               : strcmp(topic, "compare") == 0 ? usage_compare
               : strcmp(topic, "gpus") == 0   ? usage_gpus
               : strcmp(topic, "import") == 0 ? usage_import
