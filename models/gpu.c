@@ -483,10 +483,7 @@ int colo_gpu_open(const char *name, const char *base_dir, const char *calibratio
     if (!calibration || strcmp(calibration, "auto") == 0)
         have = colo_calibration_default(g, cal, sizeof cal);
     else if (strcmp(calibration, "none") != 0) {
-        if (calibration[0] == '/' || !base_dir || !base_dir[0])
-            snprintf(cal, sizeof cal, "%s", calibration);
-        else
-            snprintf(cal, sizeof cal, "%s/%s", base_dir, calibration);
+        snprintf(cal, sizeof cal, "%s", calibration);
         have = 1;
     }
     if (have && (rc = colo_calibration_apply(g, cal, err))) {

@@ -97,7 +97,7 @@ int colo_gpu_resolve(const char *name, const char *base_dir, char *buf, size_t n
 /* Finds and loads a GPU by name (as colo_gpu_resolve). An unknown name gets an error that lists
  * the known ones, reported at (source, line, key). calibration: NULL or "auto" applies the
  * GPU's default calibration file when there is one (colo_calibration_default), "none" none,
- * anything else is the path of a calibration file (relative to base_dir). */
+ * anything else is the path of a calibration file, used as given. */
 int colo_gpu_open(const char *name, const char *base_dir, const char *calibration,
                   colo_gpu_t **out, const char *source, int line, const char *key,
                   colo_error_t *err);

@@ -144,6 +144,21 @@ Test(calibration, traces_from_another_gpu_scale_by_the_measured_rates)
     run_free(&b);
 }
 
+/* A calibration path in a scenario is relative to the scenario, also when the scenario itself
+ * was named by a relative path. */
+Test(calibration, a_relative_path_is_taken_from_the_scenarios_folder)
+{
+    cr_assert_eq(chdir(src_path(".")), 0);
+    const char *sets[] = {"calibration=calibrated/h100-sxm.json"};
+    colo_scenario_t *sc;
+    colo_error_t err;
+    colo_error_clear(&err);
+    cr_assert_eq(colo_scenario_load("tests/fixtures/one_tenant.cfg", sets, 1, &sc, &err), 0,
+                 "%s: %s", err.source, err.text);
+    cr_expect_str_eq(sc->gpu->calibration.path, "tests/fixtures/calibrated/h100-sxm.json");
+    colo_scenario_free(sc);
+}
+
 Test(calibration, a_scenario_naming_a_missing_file_says_where)
 {
     const char *sets[] = {"calibration=nowhere.json"};
