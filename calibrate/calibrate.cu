@@ -441,21 +441,42 @@ static stream_result stream_once(const float4 *src, float4 *dst, size_t n, int k
     return {bytes / (ms * 1e6), distinct(sms)};
 }
 
+/* A zeroed buffer for stream_kernel, the per-block SM ids and the sink, with one block per SM. */
+struct stream_bufs {
+    float4 *buf;
+    unsigned *sms;
+    float *sink;
+};
+
+static stream_bufs stream_alloc(size_t bytes)
+{
+    stream_bufs b;
+    CK(cudaMalloc(&b.buf, bytes));
+    CK(cudaMalloc(&b.sms, (size_t)g_prop.multiProcessorCount * sizeof(unsigned)));
+    CK(cudaMalloc(&b.sink, sizeof(float)));
+    CK(cudaMemset(b.buf, 0, bytes));
+    CK(cudaFuncSetAttribute(stream_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                            (int)one_block_smem()));
+    return b;
+}
+
+static void stream_free(stream_bufs *b)
+{
+    CK(cudaFree(b->buf));
+    CK(cudaFree(b->sms));
+    CK(cudaFree(b->sink));
+}
+
 static void measure_dram(void)
 {
     int sms = g_prop.multiProcessorCount;
     size_t bytes = (size_t)g_prop.l2CacheSize * 16; /* far past L2 */
     if (bytes < ((size_t)1 << 30)) bytes = (size_t)1 << 30;
     size_t n = bytes / 16 / 2; /* two halves: source and destination */
-    float4 *buf;
-    unsigned *sms_d;
-    float *sink;
-    CK(cudaMalloc(&buf, bytes));
-    CK(cudaMalloc(&sms_d, (size_t)sms * sizeof(unsigned)));
-    CK(cudaMalloc(&sink, sizeof(float)));
-    CK(cudaMemset(buf, 0, bytes));
-    CK(cudaFuncSetAttribute(stream_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                            (int)one_block_smem()));
+    stream_bufs b = stream_alloc(bytes);
+    float4 *buf = b.buf;
+    unsigned *sms_d = b.sms;
+    float *sink = b.sink;
     static const char *const names[] = {"read", "write", "copy"};
     std::vector<int> ks = {1, 2, 4, 8, 16, 32, 64};
     while (!ks.empty() && ks.back() >= sms)
@@ -512,9 +533,7 @@ static void measure_dram(void)
     check("dram_below_peak", s.median <= g_gpu->memory.peak_gbps && best_read <= g_gpu->memory.peak_gbps,
           "copy %.0f, best read %.0f GB/s; datasheet peak %.0f", s.median, best_read,
           g_gpu->memory.peak_gbps);
-    CK(cudaFree(buf));
-    CK(cudaFree(sms_d));
-    CK(cudaFree(sink));
+    stream_free(&b);
 }
 
 static void measure_l2(void)
@@ -522,15 +541,10 @@ static void measure_l2(void)
     int sms = g_prop.multiProcessorCount;
     size_t l2 = (size_t)g_prop.l2CacheSize;
     size_t cap = l2 * 4;
-    float4 *buf;
-    unsigned *sms_d;
-    float *sink;
-    CK(cudaMalloc(&buf, cap));
-    CK(cudaMalloc(&sms_d, (size_t)sms * sizeof(unsigned)));
-    CK(cudaMalloc(&sink, sizeof(float)));
-    CK(cudaMemset(buf, 0, cap));
-    CK(cudaFuncSetAttribute(stream_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                            (int)one_block_smem()));
+    stream_bufs b = stream_alloc(cap);
+    float4 *buf = b.buf;
+    unsigned *sms_d = b.sms;
+    float *sink = b.sink;
     static const double fracs[] = {1.0 / 32, 1.0 / 16, 1.0 / 8, 1.0 / 4, 3.0 / 8, 1.0 / 2,
                                    5.0 / 8,  3.0 / 4,  7.0 / 8, 1.0,     1.5,     2.0, 4.0};
     json_t *ws = json_array();
@@ -575,9 +589,7 @@ static void measure_l2(void)
           "stream_kernel read, every SM, best working set of at most L2/4 read many times");
     check("l2_faster_than_dram", plateau_med > 1.3 * beyond,
           "L2-resident %.0f GB/s vs %.0f GB/s at 4 x L2", plateau_med, beyond);
-    CK(cudaFree(buf));
-    CK(cudaFree(sms_d));
-    CK(cudaFree(sink));
+    stream_free(&b);
 }
 
 static void measure_launch(void)
