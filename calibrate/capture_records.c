@@ -53,10 +53,9 @@ int colo_capture_record(colo_capture_writer_t *w, const CUpti_Activity *rec)
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
         const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)rec;
         fprintf(f, "kernel %llu %llu %u %u %u %d %d %d %d %d %d %u %d ",
-                (unsigned long long)k->start, (unsigned long long)k->end, k->deviceId,
-                k->streamId, k->correlationId, k->gridX, k->gridY, k->gridZ, k->blockX, k->blockY,
-                k->blockZ, (unsigned)k->registersPerThread,
-                k->staticSharedMemory + k->dynamicSharedMemory);
+                (unsigned long long)k->start, (unsigned long long)k->end, k->deviceId, k->streamId,
+                k->correlationId, k->gridX, k->gridY, k->gridZ, k->blockX, k->blockY, k->blockZ,
+                (unsigned)k->registersPerThread, k->staticSharedMemory + k->dynamicSharedMemory);
         put_name(f, k->name);
         break;
     }
@@ -81,8 +80,11 @@ int colo_capture_record(colo_capture_writer_t *w, const CUpti_Activity *rec)
         put_name(f, d->name);
         break;
     }
-    case CUPTI_ACTIVITY_KIND_MARKER: marker(w, (const CUpti_ActivityMarker2 *)rec); return 0;
-    default: return 0;
+    case CUPTI_ACTIVITY_KIND_MARKER:
+        marker(w, (const CUpti_ActivityMarker2 *)rec);
+        return 0;
+    default:
+        return 0;
     }
     w->records++;
     return 1;

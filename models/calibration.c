@@ -36,38 +36,76 @@ const char *colo_cal_unit(colo_cal_param_t p)
 double colo_cal_get(const colo_gpu_t *g, colo_cal_param_t p)
 {
     switch (p) {
-    case COLO_CAL_FP32: return colo_gpu_sm_fp32_rate(g);
-    case COLO_CAL_TENSOR: return colo_gpu_sm_tensor_rate(g);
-    case COLO_CAL_DRAM: return colo_gpu_dram_rate(g);
-    case COLO_CAL_DRAM_PER_SM: return g->memory.per_sm_gbps;
-    case COLO_CAL_L2: return colo_gpu_l2_rate(g);
-    case COLO_CAL_H2D: return g->pcie.h2d_gbps;
-    case COLO_CAL_D2H: return g->pcie.d2h_gbps;
-    case COLO_CAL_PCIE_LATENCY: return g->pcie.latency_us;
-    case COLO_CAL_LAUNCH_HOST: return g->launch.host_us;
-    case COLO_CAL_LAUNCH_START: return g->launch.start_us;
-    case COLO_CAL_SLICE: return (double)g->timeslice.default_ns / 1e3;
-    case COLO_CAL_SWITCH: return (double)g->timeslice.switch_ns / 1e3;
-    default: return NAN;
+    case COLO_CAL_FP32:
+        return colo_gpu_sm_fp32_rate(g);
+    case COLO_CAL_TENSOR:
+        return colo_gpu_sm_tensor_rate(g);
+    case COLO_CAL_DRAM:
+        return colo_gpu_dram_rate(g);
+    case COLO_CAL_DRAM_PER_SM:
+        return g->memory.per_sm_gbps;
+    case COLO_CAL_L2:
+        return colo_gpu_l2_rate(g);
+    case COLO_CAL_H2D:
+        return g->pcie.h2d_gbps;
+    case COLO_CAL_D2H:
+        return g->pcie.d2h_gbps;
+    case COLO_CAL_PCIE_LATENCY:
+        return g->pcie.latency_us;
+    case COLO_CAL_LAUNCH_HOST:
+        return g->launch.host_us;
+    case COLO_CAL_LAUNCH_START:
+        return g->launch.start_us;
+    case COLO_CAL_SLICE:
+        return (double)g->timeslice.default_ns / 1e3;
+    case COLO_CAL_SWITCH:
+        return (double)g->timeslice.switch_ns / 1e3;
+    default:
+        return NAN;
     }
 }
 
 static void set(colo_gpu_t *g, colo_cal_param_t p, double v)
 {
     switch (p) {
-    case COLO_CAL_FP32: g->sm.fp32_gflops = v; break;
-    case COLO_CAL_TENSOR: g->sm.tensor_gflops = v; break;
-    case COLO_CAL_DRAM: g->memory.achievable_fraction = v / g->memory.peak_gbps; break;
-    case COLO_CAL_DRAM_PER_SM: g->memory.per_sm_gbps = v; break;
-    case COLO_CAL_L2: g->l2.bandwidth_gbps = v; break;
-    case COLO_CAL_H2D: g->pcie.h2d_gbps = v; break;
-    case COLO_CAL_D2H: g->pcie.d2h_gbps = v; break;
-    case COLO_CAL_PCIE_LATENCY: g->pcie.latency_us = v; break;
-    case COLO_CAL_LAUNCH_HOST: g->launch.host_us = v; break;
-    case COLO_CAL_LAUNCH_START: g->launch.start_us = v; break;
-    case COLO_CAL_SLICE: g->timeslice.default_ns = (colo_time_t)llround(v * 1e3); break;
-    case COLO_CAL_SWITCH: g->timeslice.switch_ns = (colo_time_t)llround(v * 1e3); break;
-    default: break;
+    case COLO_CAL_FP32:
+        g->sm.fp32_gflops = v;
+        break;
+    case COLO_CAL_TENSOR:
+        g->sm.tensor_gflops = v;
+        break;
+    case COLO_CAL_DRAM:
+        g->memory.achievable_fraction = v / g->memory.peak_gbps;
+        break;
+    case COLO_CAL_DRAM_PER_SM:
+        g->memory.per_sm_gbps = v;
+        break;
+    case COLO_CAL_L2:
+        g->l2.bandwidth_gbps = v;
+        break;
+    case COLO_CAL_H2D:
+        g->pcie.h2d_gbps = v;
+        break;
+    case COLO_CAL_D2H:
+        g->pcie.d2h_gbps = v;
+        break;
+    case COLO_CAL_PCIE_LATENCY:
+        g->pcie.latency_us = v;
+        break;
+    case COLO_CAL_LAUNCH_HOST:
+        g->launch.host_us = v;
+        break;
+    case COLO_CAL_LAUNCH_START:
+        g->launch.start_us = v;
+        break;
+    case COLO_CAL_SLICE:
+        g->timeslice.default_ns = (colo_time_t)llround(v * 1e3);
+        break;
+    case COLO_CAL_SWITCH:
+        g->timeslice.switch_ns = (colo_time_t)llround(v * 1e3);
+        break;
+    default:
+        break;
     }
 }
 
@@ -116,12 +154,12 @@ static int read_calibration(const struct reader *r, json_t *root, const colo_gpu
                             double values[COLO_CAL_N], unsigned *have, const char **device,
                             const char **date)
 {
-    static const char *const top[] = {"colosim_calibration", "gpu",    "device",
-                                      "date",                "command", "tool",
-                                      "parameters",          "checks", "measurements", NULL};
-    static const char *const pkeys[] = {"key",    "value", "unit",   "median", "min",
+    static const char *const top[] = {
+        "colosim_calibration", "gpu",    "device",       "date", "command", "tool",
+        "parameters",          "checks", "measurements", NULL};
+    static const char *const pkeys[] = {"key",    "value",  "unit",    "median",  "min",
                                         "max",    "spread", "repeats", "samples", "datasheet",
-                                        "method", "note",  NULL};
+                                        "method", "note",   NULL};
     if (!json_is_object(root))
         return colo_error_set(r->err, COLO_EINVAL, r->path, 1, NULL,
                               "not a calibration file: expected a JSON object");
@@ -132,7 +170,8 @@ static int read_calibration(const struct reader *r, json_t *root, const colo_gpu
     if (!json_is_integer(v) || json_integer_value(v) != 1)
         return top_error(r, "colosim_calibration", "unsupported version (this colosim reads 1)");
     const char *gname = json_string_value(json_object_get(root, "gpu"));
-    if (!gname) return top_error(r, "gpu", "missing or not a string: the GPU description it calibrates");
+    if (!gname)
+        return top_error(r, "gpu", "missing or not a string: the GPU description it calibrates");
     if (strcmp(gname, g->name) != 0)
         return top_error(r, "gpu", "calibrates '%s', not '%s'", gname, g->name);
     json_t *dev = json_object_get(root, "device");

@@ -46,4 +46,3 @@ void colo_csv_chomp(char *s)
     while (n && (s[n - 1] == '\n' || s[n - 1] == '\r'))
         s[--n] = '\0';
 }
-

@@ -82,13 +82,15 @@ static int read_line(struct capture *c, char *s, int line)
     }
     if (strcmp(kind, "kernel") == 0) {
         long long g[3], bl[3], regs, smem;
-        if (sscanf(s, "kernel %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld",
-                   &a, &b, &dev, &stream, &corr, &g[0], &g[1], &g[2], &bl[0], &bl[1], &bl[2],
-                   &regs, &smem) != 13)
-            return line_error(c, line, "kernel: expected START END DEVICE STREAM CORRELATION GX GY "
-                                       "GZ BX BY BZ REGISTERS SHARED_BYTES NAME");
+        if (sscanf(s, "kernel %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld", &a,
+                   &b, &dev, &stream, &corr, &g[0], &g[1], &g[2], &bl[0], &bl[1], &bl[2], &regs,
+                   &smem) != 13)
+            return line_error(c, line,
+                              "kernel: expected START END DEVICE STREAM CORRELATION GX GY "
+                              "GZ BX BY BZ REGISTERS SHARED_BYTES NAME");
         const char *name = after_fields(s, 14);
-        if (b < a || !*name) return line_error(c, line, "kernel: ends before it starts, or no name");
+        if (b < a || !*name)
+            return line_error(c, line, "kernel: ends before it starts, or no name");
         colo_timed_op_t x;
         memset(&x, 0, sizeof x);
         x.start = a;
@@ -116,7 +118,8 @@ static int read_line(struct capture *c, char *s, int line)
                    &bytes) != 7)
             return line_error(c, line,
                               "copy: expected START END DEVICE STREAM CORRELATION KIND BYTES");
-        if (b < a || bytes < 0) return line_error(c, line, "copy: ends before it starts, or bytes < 0");
+        if (b < a || bytes < 0)
+            return line_error(c, line, "copy: ends before it starts, or bytes < 0");
         /* CUPTI_ACTIVITY_MEMCPY_KIND: 1 HtoD, 2 DtoH; others are not modelled */
         if ((ck != 1 && ck != 2) || bytes == 0) {
             c->skipped++;
@@ -171,7 +174,9 @@ static int cmp_range(const void *a, const void *b)
 static int read_file(struct capture *c)
 {
     FILE *f = fopen(c->path, "r");
-    if (!f) return colo_error_set(c->err, COLO_EIO, c->path, 0, NULL, "cannot open: %s", strerror(errno));
+    if (!f)
+        return colo_error_set(c->err, COLO_EIO, c->path, 0, NULL, "cannot open: %s",
+                              strerror(errno));
     char *buf = NULL;
     size_t cap = 0;
     ssize_t got;
@@ -182,7 +187,8 @@ static int read_file(struct capture *c)
         if (line == 1) {
             int v = 0;
             if (sscanf(buf, "colosim-capture %d", &v) != 1)
-                rc = line_error(c, 1, "not a colosim-capture record file (no \"colosim-capture 1\" line)");
+                rc = line_error(
+                    c, 1, "not a colosim-capture record file (no \"colosim-capture 1\" line)");
             else if (v != COLO_CAPTURE_FORMAT_VERSION)
                 rc = line_error(c, 1, "unsupported record format version (this colosim reads 1)");
             continue;
@@ -219,8 +225,8 @@ static void capture_fini(struct capture *c)
 }
 
 /* One trace of the ops launched in [lo, hi]; range may be NULL (everything). */
-static int build(struct capture *c, const colo_kineto_opts_t *o, const char *model,
-                 const char *gpu, const struct range *range, int occurrence, colo_trace_t **out)
+static int build(struct capture *c, const colo_kineto_opts_t *o, const char *model, const char *gpu,
+                 const struct range *range, int occurrence, colo_trace_t **out)
 {
     *out = NULL;
     long long lo = range ? range->start : -(1LL << 62), hi = range ? range->end : 1LL << 62;
@@ -264,9 +270,10 @@ static int build(struct capture *c, const colo_kineto_opts_t *o, const char *mod
     rc |= json_object_set_new(p, "launch_to_end_ns",
                               json_integer(last > first_launch ? last - first_launch : 0));
     if (c->skipped)
-        rc |= json_object_set_new(p, "skipped", json_sprintf("%zu device-to-device, peer or "
-                                                             "empty copies",
-                                                             c->skipped));
+        rc |= json_object_set_new(p, "skipped",
+                                  json_sprintf("%zu device-to-device, peer or "
+                                               "empty copies",
+                                               c->skipped));
     return colo_trace_finish(t, rc ? COLO_ENOMEM : 0, out);
 }
 
@@ -371,7 +378,8 @@ static double ncu_bytes(const char *value, const char *unit)
 int colo_trace_merge_ncu(colo_trace_t *t, const char *csv_path, colo_error_t *err)
 {
     FILE *f = fopen(csv_path, "r");
-    if (!f) return colo_error_set(err, COLO_EIO, csv_path, 0, NULL, "cannot open: %s", strerror(errno));
+    if (!f)
+        return colo_error_set(err, COLO_EIO, csv_path, 0, NULL, "cannot open: %s", strerror(errno));
     char *buf = NULL;
     size_t cap = 0;
     int line = 0, rc = 0, header = 0;
@@ -383,7 +391,8 @@ int colo_trace_merge_ncu(colo_trace_t *t, const char *csv_path, colo_error_t *er
         line++;
         colo_csv_chomp(buf);
         if (!header) {
-            if (strncmp(buf, "\"ID\"", 4) != 0 && strncmp(buf, "ID,", 3) != 0) continue; /* ==PROF== lines */
+            if (strncmp(buf, "\"ID\"", 4) != 0 && strncmp(buf, "ID,", 3) != 0)
+                continue; /* ==PROF== lines */
             int nf = colo_csv_split(buf, fields, 64);
             for (int i = 0; i < nf && i < 64; i++) {
                 if (strcmp(fields[i], "ID") == 0) c_id = i;

@@ -1,5 +1,6 @@
 /* import_capture.h: colosim-capture's record files (what libcolosim-capture.so writes from CUPTI's
- * activity records) -> colosim traces, one per marked inference. docs/capture.md defines the file. */
+ * activity records) -> colosim traces, one per marked inference. docs/capture.md defines the file.
+ */
 #ifndef COLO_IMPORT_CAPTURE_H
 #define COLO_IMPORT_CAPTURE_H
 

@@ -4,7 +4,6 @@
 #include "rng.h"
 
 #include <gsl/gsl_rng.h>
-#include <math.h>
 #include <string.h>
 
 int colo_arrival_times(const colo_arrival_cfg_t *cfg, uint64_t seed, const char *tenant,
@@ -54,10 +53,14 @@ int colo_arrival_times(const colo_arrival_cfg_t *cfg, uint64_t seed, const char 
 static const char *ctx_name(colo_live_ctx_t c)
 {
     switch (c) {
-    case COLO_LIVE_MPS: return "MPS client";
-    case COLO_LIVE_GREEN: return "Green Context";
-    case COLO_LIVE_MIG: return "MIG instance";
-    default: return "own context";
+    case COLO_LIVE_MPS:
+        return "MPS client";
+    case COLO_LIVE_GREEN:
+        return "Green Context";
+    case COLO_LIVE_MIG:
+        return "MIG instance";
+    default:
+        return "own context";
     }
 }
 

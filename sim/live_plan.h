@@ -18,8 +18,8 @@ typedef enum {
 } colo_live_ctx_t;
 
 typedef struct colo_live_tenant {
-    size_t tenant;                /* index into the scenario's tenants */
-    int process;                  /* OS process that runs it, from 0 */
+    size_t tenant; /* index into the scenario's tenants */
+    int process;   /* OS process that runs it, from 0 */
     colo_live_ctx_t ctx;
     int sms;                      /* Green Context SMs, or the SMs an MPS cap leaves; 0: all */
     int active_thread_percentage; /* MPS: CUDA_MPS_ACTIVE_THREAD_PERCENTAGE; 100: no cap */

@@ -158,8 +158,8 @@ json_t *colo_results_json(const colo_sim_t *sim, const char *const *overrides, s
     json_t *scenario = json_pack(
         "{s:s,s:o,s:s,s:o,s:f,s:f,s:f,s:o,s:o}", "file", sc->path, "description",
         sc->description ? json_string(sc->description) : json_null(), "gpu", g->name,
-        "calibration", cal, "duration_s", COLO_TO_S(sc->duration), "warmup_s", COLO_TO_S(sc->warmup), "drain_s",
-        COLO_TO_S(sc->drain), "sharing", sharing, "overrides", ovr);
+        "calibration", cal, "duration_s", COLO_TO_S(sc->duration), "warmup_s",
+        COLO_TO_S(sc->warmup), "drain_s", COLO_TO_S(sc->drain), "sharing", sharing, "overrides", ovr);
     colo_time_t switching = 0;
     uint64_t switches = 0, preemptions = 0;
     for (size_t k = 0; k < sim->n_dom; k++) {

@@ -22,8 +22,9 @@ Test(calibration, a_file_replaces_what_it_measured_and_keeps_the_rest)
     double peak = g->memory.peak_gbps, h2d = g->pcie.h2d_gbps;
     colo_error_t err;
     colo_error_clear(&err);
-    cr_assert_eq(colo_calibration_apply(g, src_path("tests/fixtures/calibrated/h100-sxm.json"), &err),
-                 0, "%s", err.text);
+    cr_assert_eq(
+        colo_calibration_apply(g, src_path("tests/fixtures/calibrated/h100-sxm.json"), &err), 0,
+        "%s", err.text);
     cr_expect_float_eq(colo_gpu_sm_fp32_rate(g), 253.4, 1e-9);
     cr_expect_float_eq(colo_gpu_dram_rate(g), 3000.0, 1e-9);
     cr_expect_float_eq(g->memory.peak_gbps, peak, 0, "the datasheet peak stays");
@@ -75,8 +76,9 @@ Test(calibration, the_default_file_beside_the_descriptions_is_found)
 {
     char dir[] = "/tmp/colosim-cal-XXXXXX", cmd[1024], cfg[512];
     cr_assert(mkdtemp(dir));
-    snprintf(cmd, sizeof cmd, "mkdir -p %s/gpus %s/calibrated && cp %s %s/gpus/ && cp %s %s/calibrated/",
-             dir, dir, src_path("models/gpus/h100-sxm.cfg"), dir,
+    snprintf(cmd, sizeof cmd,
+             "mkdir -p %s/gpus %s/calibrated && cp %s %s/gpus/ && cp %s %s/calibrated/", dir, dir,
+             src_path("models/gpus/h100-sxm.cfg"), dir,
              src_path("tests/fixtures/calibrated/h100-sxm.json"), dir);
     cr_assert_eq(system(cmd), 0);
     snprintf(cfg, sizeof cfg, "%s/gpus/h100-sxm.cfg", dir);
@@ -172,10 +174,10 @@ Test(calibration, a_scenario_naming_a_missing_file_says_where)
     cr_expect(strstr(err.text, "no calibration file"), "%s", err.text);
 }
 
-/* Issue 7's acceptance check, driven by data: every captured trace (traces/captured/GPU/MODEL_bN.json,
- * from calibrate/import_session.sh), run alone on its calibrated GPU, is predicted within 5 % of
- * the end-to-end latency measured when it was captured (provenance.measured_ns). Skipped until
- * a GPU session has committed captured traces. */
+/* Issue 7's acceptance check, driven by data: every captured trace
+ * (traces/captured/GPU/MODEL_bN.json, from calibrate/import_session.sh), run alone on its
+ * calibrated GPU, is predicted within 5 % of the end-to-end latency measured when it was captured
+ * (provenance.measured_ns). Skipped until a GPU session has committed captured traces. */
 static int n_checked;
 static void check_captured(const char *dir, const char *stem)
 {
@@ -198,8 +200,8 @@ static void check_captured(const char *dir, const char *stem)
     test_run_t r = run_scenario(src_path("tests/fixtures/captured_alone.cfg"), sets, 2);
     double predicted = result_num(result_tenant(&r, 0), "isolated_ms");
     cr_expect(fabs(predicted - measured) <= 0.05 * measured,
-              "%s: predicted %.3f ms alone, measured %.3f ms (%+.1f %%)", path, predicted,
-              measured, 100 * (predicted - measured) / measured);
+              "%s: predicted %.3f ms alone, measured %.3f ms (%+.1f %%)", path, predicted, measured,
+              100 * (predicted - measured) / measured);
     n_checked++;
     run_free(&r);
 }

@@ -98,7 +98,8 @@ Test(capture, bad_record_files_say_which_line)
                  "bad_order.txt:2: kernel: ends before it starts");
     expect_error("tests/fixtures/capture/bad_fields.txt", NULL,
                  "bad_fields.txt:3: kernel: expected START END DEVICE STREAM");
-    expect_error("tests/fixtures/capture/bad_kind.txt", NULL, "bad_kind.txt:2: unknown record 'kernal'");
+    expect_error("tests/fixtures/capture/bad_kind.txt", NULL,
+                 "bad_kind.txt:2: unknown record 'kernal'");
     expect_error("tests/fixtures/capture/bad_header.txt", NULL,
                  "bad_header.txt:1: not a colosim-capture record file");
     expect_error("tests/fixtures/capture/two_inferences.txt", "nope",
@@ -120,9 +121,9 @@ Test(capture, ncu_bytes_merge_by_kernel_order)
     cr_expect_float_eq(ts[0]->ops[2].dram_bytes, 2097152, 1e-3, "thousands separators");
     cr_expect_float_eq(ts[0]->ops[2].l2_bytes, 3e6, 1e-3);
     colo_error_clear(&err);
-    cr_expect_lt(colo_trace_merge_ncu(ts[0], src_path("tests/fixtures/capture/ncu_other_kernel.csv"),
-                                      &err),
-                 0);
+    cr_expect_lt(
+        colo_trace_merge_ncu(ts[0], src_path("tests/fixtures/capture/ncu_other_kernel.csv"), &err),
+        0);
     cr_expect_eq(err.line, 6, "the line of the first row of the kernel that differs");
     cr_expect(strstr(err.text, "'_Z4geluPf' here but '_Z4reluPf' in the trace"), "%s", err.text);
     colo_capture_free(ts, n);
