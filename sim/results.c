@@ -5,7 +5,7 @@
 
 #include <string.h>
 
-static json_t *latency_json(const colo_latency_summary_t *s)
+json_t *colo_latency_json(const colo_latency_summary_t *s)
 {
     return json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:s}", "mean", s->mean_ms, "p50", s->p50_ms, "p90",
                      s->p90_ms, "p99", s->p99_ms, "p999", s->p999_ms, "max", s->max_ms,
@@ -71,7 +71,7 @@ static json_t *tenant_json(const colo_sim_t *sim, const colo_tenant_run_t *t)
         (json_int_t)t->dropped_by[COLO_DROP_UNAVAILABLE], "queue_full",
         (json_int_t)t->dropped_by[COLO_DROP_QUEUE_FULL], "deadline",
         (json_int_t)t->dropped_by[COLO_DROP_DEADLINE], "in_flight", (json_int_t)in_flight, "faults",
-        (json_int_t)t->faults, "latency_ms", latency_json(&lat), "throughput_rps",
+        (json_int_t)t->faults, "latency_ms", colo_latency_json(&lat), "throughput_rps",
         (double)t->finished_in_window / COLO_TO_S(window), "slo_attainment", att, "gpu_share",
         fraction(t->gpu_time, window), "batches", (json_int_t)t->batches, "mean_batch",
         t->batches ? (double)t->batched / (double)t->batches : 0.0);
@@ -112,26 +112,16 @@ static json_t *utilisation_json(const colo_sim_t *sim)
     return o;
 }
 
-json_t *colo_results_json(const colo_sim_t *sim, const char *const *overrides, size_t n)
+json_t *colo_results_scenario_json(const colo_scenario_t *sc, const char *const *overrides,
+                                  size_t n)
 {
-    const colo_scenario_t *sc = sim->sc;
-    colo_time_t window = sc->duration - sc->warmup;
-    json_t *tenants = json_array(), *ovr = json_array();
-    for (size_t i = 0; i < sim->n && tenants; i++)
-        if (json_array_append_new(tenants, tenant_json(sim, &sim->t[i]))) {
-            json_decref(tenants);
-            tenants = NULL;
-        }
+    json_t *ovr = json_array();
     for (size_t i = 0; i < n && ovr; i++)
         if (json_array_append_new(ovr, json_string(overrides[i]))) {
             json_decref(ovr);
             ovr = NULL;
         }
-    if (!tenants || !ovr) {
-        json_decref(tenants);
-        json_decref(ovr);
-        return NULL;
-    }
+    if (!ovr) return NULL;
     json_t *sharing = json_pack(
         "{s:s,s:s,s:f,s:f,s:b,s:f}", "mode", colo_share_mode_name(sc->sharing.mode), "timeslice",
         sc->sharing.timeslice_name, "timeslice_us", (double)sc->sharing.timeslice / 1e3,
@@ -160,6 +150,24 @@ json_t *colo_results_json(const colo_sim_t *sim, const char *const *overrides, s
         sc->description ? json_string(sc->description) : json_null(), "gpu", g->name,
         "calibration", cal, "duration_s", COLO_TO_S(sc->duration), "warmup_s",
         COLO_TO_S(sc->warmup), "drain_s", COLO_TO_S(sc->drain), "sharing", sharing, "overrides", ovr);
+    return scenario;
+}
+
+json_t *colo_results_json(const colo_sim_t *sim, const char *const *overrides, size_t n)
+{
+    const colo_scenario_t *sc = sim->sc;
+    colo_time_t window = sc->duration - sc->warmup;
+    json_t *tenants = json_array();
+    for (size_t i = 0; i < sim->n && tenants; i++)
+        if (json_array_append_new(tenants, tenant_json(sim, &sim->t[i]))) {
+            json_decref(tenants);
+            tenants = NULL;
+        }
+    json_t *scenario = tenants ? colo_results_scenario_json(sc, overrides, n) : NULL;
+    if (!scenario) {
+        json_decref(tenants);
+        return NULL;
+    }
     colo_time_t switching = 0;
     uint64_t switches = 0, preemptions = 0;
     for (size_t k = 0; k < sim->n_dom; k++) {

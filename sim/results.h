@@ -13,6 +13,14 @@
  * same bytes when dumped with colo_results_write. */
 json_t *colo_results_json(const colo_sim_t *sim, const char *const *overrides, size_t n);
 
+/* The "scenario" object of a results file (file, GPU, calibration, window, sharing, overrides),
+ * shared by simulated and live results. A new reference, or NULL when out of memory. */
+json_t *colo_results_scenario_json(const colo_scenario_t *sc, const char *const *overrides,
+                                   size_t n);
+
+/* A latency summary as the results' "latency_ms" object. NULL when out of memory. */
+json_t *colo_latency_json(const colo_latency_summary_t *s);
+
 /* Writes results atomically to path ("-": standard output). 0 or a negative code, err set. */
 int colo_results_write(json_t *results, const char *path, colo_error_t *err);
 

@@ -331,6 +331,7 @@ static int read_tenant(const colo_cfg_reader_t *r, const config_setting_t *t, co
                                        "queue_limit",
                                        "deadline_ms",
                                        "class",
+                                       "command",
                                        NULL};
     colo_tenant_cfg_t *tc = &sc->tenants[i];
     if (!config_setting_is_group(t))
@@ -401,6 +402,12 @@ static int read_tenant(const colo_cfg_reader_t *r, const config_setting_t *t, co
     const char *inst = NULL;
     if ((rc = colo_cfg_string(r, t, "instance", 0, &inst)) < 0) return rc;
     if (inst && !(tc->instance_name = colo_strdup(inst))) return COLO_ENOMEM;
+    const char *cmd = NULL;
+    if ((rc = colo_cfg_string(r, t, "command", 0, &cmd)) < 0) return rc;
+    if (cmd && !cmd[strspn(cmd, " \t")])
+        return colo_cfg_error(r, config_setting_get_member(t, "command"), COLO_EINVAL,
+                              "an empty command: leave the key out for synthetic kernels");
+    if (cmd && !(tc->command = colo_strdup(cmd))) return COLO_ENOMEM;
     return 0;
 }
 
@@ -619,6 +626,7 @@ void colo_scenario_free(colo_scenario_t *sc)
             colo_free(sc->tenants[i].variants[k].path);
         colo_free(sc->tenants[i].variants);
         colo_free(sc->tenants[i].instance_name);
+        colo_free(sc->tenants[i].command);
         colo_arrival_cfg_fini(&sc->tenants[i].arrival);
     }
     colo_free(sc->tenants);

@@ -66,6 +66,7 @@ typedef struct colo_tenant_cfg {
     /* Green Contexts and MPS static partitions: SMs asked for (0: not given) */
     int sms_asked;
     char *instance_name; /* MIG: the instance it runs in, as written */
+    char *command;       /* live runs: a real program serving it (docs/live.md); NULL: synthetic */
     /* resolved placement */
     size_t instance;        /* MIG: index into sharing.instances */
     int sm_first, sm_count; /* its own SM range (Green Context, static partition); 0 count: none */
