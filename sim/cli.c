@@ -9,6 +9,7 @@
 #include "import_nsys.h"
 #include "import_orion.h"
 #include "live_plan.h"
+#include "live_run.h"
 #include "results.h"
 #include "scenario.h"
 #include "serving.h"
@@ -37,6 +38,8 @@ static const char usage_main[] =
     "  run FILE      simulate a scenario, print a summary table, optionally write results JSON\n"
     "  check FILE    validate a scenario and print the set-up it resolves to\n"
     "  plan FILE     print what a live run on a real GPU would execute (no GPU needed)\n"
+    "  live FILE     run the scenario's live harness with the CPU stand-in (colosim-live runs it\n"
+    "                on a GPU)\n"
     "  compare A.json B.json [...]\n"
     "                compare results side by side, with differences to the first\n"
     "  gpus [NAME]   list the GPU descriptions, or print one with its MIG profiles\n"
@@ -943,6 +946,12 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "run") == 0) return cmd_run(argc - 1, argv + 1);
     if (strcmp(cmd, "check") == 0) return cmd_check(argc - 1, argv + 1);
     if (strcmp(cmd, "plan") == 0) return cmd_plan(argc - 1, argv + 1);
+    if (strcmp(cmd, "live") == 0) {
+        /* The GPU backend lives in colosim-live (CUDA); this binary has the CPU stand-in. */
+        static const colo_live_backend_t *const backends[] = {&colo_live_cpu_backend};
+        static const char *const self[] = {"/proc/self/exe", "live"};
+        return colo_live_main(argc - 1, argv + 1, "colosim live", self, 2, backends, 1);
+    }
     if (strcmp(cmd, "compare") == 0) return cmd_compare(argc - 1, argv + 1);
     if (strcmp(cmd, "gpus") == 0) return cmd_gpus(argc - 1, argv + 1);
     if (strcmp(cmd, "import") == 0) return cmd_import(argc - 1, argv + 1);
@@ -956,6 +965,7 @@ int main(int argc, char **argv)
         fputs(strcmp(topic, "run") == 0      ? usage_run
               : strcmp(topic, "check") == 0  ? usage_check
               : strcmp(topic, "plan") == 0   ? usage_plan
+              : strcmp(topic, "live") == 0   ? "usage: colosim live FILE [options]: see colosim live --help\n"
               : strcmp(topic, "compare") == 0 ? usage_compare
               : strcmp(topic, "gpus") == 0   ? usage_gpus
               : strcmp(topic, "import") == 0 ? usage_import

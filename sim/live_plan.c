@@ -84,6 +84,12 @@ int colo_live_plan(const colo_scenario_t *sc, colo_live_plan_t *p, colo_error_t 
                                   "batch sizes (dynamic batching is simulated only)",
                                   tc->n_variants);
         }
+        if (tc->command && sc->sharing.mode == COLO_SHARE_GREEN) {
+            colo_live_plan_free(p);
+            return colo_error_set(err, COLO_EUNSUPPORTED, sc->path, 0, tc->name,
+                                  "a tenant with a command runs in its own process, and Green "
+                                  "Contexts share one process: use timeslice, mps or mig");
+        }
         switch (sc->sharing.mode) {
         case COLO_SHARE_GREEN:
             t->process = 0; /* one process, one Green Context per tenant */
@@ -165,6 +171,7 @@ void colo_live_plan_print(const colo_scenario_t *sc, const colo_live_plan_t *p, 
             if (t->ctx == COLO_LIVE_MIG) fprintf(f, " %s (%d SMs)", t->instance, t->sms);
             fprintf(f, "\n      trace %s: %zu kernels, %zu copies per request\n", tc->trace_path,
                     tc->trace->n_kernels, tc->trace->n_copies);
+            if (tc->command) fprintf(f, "      runs the real program: %s\n", tc->command);
             if (t->clients) {
                 fprintf(f, "      closed loop: %d clients, think %.3f ms\n", t->clients,
                         COLO_TO_MS(t->think));

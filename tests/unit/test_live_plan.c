@@ -2,6 +2,7 @@
  * sharing mechanism onto processes and contexts as docs/live.md says. */
 #include "helpers.h"
 #include "live_plan.h"
+#include "live_run.h"
 
 #include <criterion/criterion.h>
 #include <string.h>
@@ -120,5 +121,73 @@ Test(live_plan, the_plan_prints_every_process_and_tenant)
     cr_expect(strstr(buf, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=100"));
     free(buf);
     colo_live_plan_free(&p);
+    colo_scenario_free(sc);
+}
+
+/* Live results from hand-made records: the window, the SLO and what is left in flight. */
+Test(live_plan, results_from_records)
+{
+    const char *sets[] = {"duration_s=2", "warmup_s=1"};
+    colo_scenario_t *sc = load("tests/fixtures/two_tenants.cfg", sets, 2);
+    colo_live_plan_t p;
+    plan(sc, &p);
+    long long ms = 1000000;
+    colo_live_outcome_t out[2];
+    memset(out, 0, sizeof out);
+    colo_live_record_t ra[] = {
+        {500 * ms, 500 * ms, 502 * ms, 0},   /* before the window: not measured */
+        {1000 * ms, 1000 * ms, 1004 * ms, 0}, /* 4 ms, meets the 10 ms SLO */
+        {1500 * ms, 1501 * ms, 1520 * ms, 0}, /* 20 ms, misses it */
+        {1600 * ms, 1600 * ms, 1600 * ms, 1}, /* dropped */
+        {1990 * ms, 1995 * ms, 2010 * ms, 0}, /* finishes after the window */
+    };
+    out[0].rec = ra;
+    out[0].n = 5;
+    snprintf(out[1].error, sizeof out[1].error, "process killed by signal 9 (Killed)");
+    json_t *live = json_pack("{s:s}", "backend", "test");
+    json_t *r = colo_live_results(sc, &p, out, sets, 2, live);
+    cr_assert_not_null(r);
+    json_t *a = json_array_get(json_object_get(r, "tenants"), 0);
+    json_t *b = json_array_get(json_object_get(r, "tenants"), 1);
+    long long arrived = 0;
+    for (size_t k = 0; k < p.t[0].n_arrivals; k++)
+        if (p.t[0].arrivals[k] >= sc->warmup) arrived += p.t[0].counts[k];
+    cr_assert_eq(json_integer_value(json_object_get(a, "arrived")), arrived);
+    cr_assert_eq(json_integer_value(json_object_get(a, "completed")), 3);
+    cr_assert_eq(json_integer_value(json_object_get(a, "dropped")), 1);
+    cr_assert_eq(json_integer_value(json_object_get(a, "in_flight")), arrived - 4);
+    json_t *lat = json_object_get(a, "latency_ms");
+    cr_assert_float_eq(json_real_value(json_object_get(lat, "p50")), 20.0, 1e-9);
+    cr_assert_float_eq(json_real_value(json_object_get(lat, "max")), 20.0, 1e-9);
+    /* finished in the window: the 4 ms and 20 ms requests, over 1 s */
+    cr_assert_float_eq(json_real_value(json_object_get(a, "throughput_rps")), 2.0, 1e-9);
+    cr_assert_float_eq(json_real_value(json_object_get(a, "slo_attainment")),
+                       1.0 / (double)arrived, 1e-12);
+    cr_assert_float_eq(json_real_value(json_object_get(a, "queue_ms_mean")), 2.0, 1e-9);
+    cr_assert(json_is_null(json_object_get(a, "error")));
+    cr_assert_str_eq(json_string_value(json_object_get(b, "error")),
+                     "process killed by signal 9 (Killed)");
+    cr_assert_eq(json_integer_value(json_object_get(b, "completed")), 0);
+    cr_assert_str_eq(json_string_value(json_object_get(json_object_get(r, "live"), "backend")),
+                     "test");
+    cr_assert_eq(json_integer_value(json_object_get(json_object_get(r, "colosim"),
+                                                    "results_format")),
+                 1);
+    json_decref(r);
+    colo_live_plan_free(&p);
+    colo_scenario_free(sc);
+}
+
+/* A tenant with a real program cannot share a Green Context process. */
+Test(live_plan, command_tenants_refuse_green)
+{
+    const char *sets[] = {"sharing.mode=green", "tenants.[0].command=./serve"};
+    colo_scenario_t *sc = load("tests/fixtures/two_tenants.cfg", sets, 2);
+    colo_live_plan_t p;
+    colo_error_t err;
+    colo_error_clear(&err);
+    cr_assert_eq(colo_live_plan(sc, &p, &err), COLO_EUNSUPPORTED);
+    cr_assert(strstr(err.text, "Green Contexts share one process"), "%s", err.text);
+    cr_assert_str_eq(err.key, "a");
     colo_scenario_free(sc);
 }
