@@ -9,7 +9,7 @@ mkdir -p .device
 ex=$(git rev-parse --git-path info/exclude)
 mkdir -p "$(dirname "$ex")"
 grep -qx '/.device/' "$ex" 2>/dev/null || echo '/.device/' >>"$ex"
-cp build/colosim-devinfo build/colosim-calibrate build/libcolosim-capture.so \
+cp build/colosim-devinfo build/colosim-calibrate build/colosim-live build/libcolosim-capture.so \
    build/colosim-capture .device/
 cupti=$(readlink -f /usr/local/cuda/lib64/libcupti.so 2>/dev/null || true)
 [ -n "$cupti" ] && cp "$cupti" .device/ && ln -sf "$(basename "$cupti")" .device/libcupti.so
