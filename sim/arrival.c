@@ -483,6 +483,18 @@ void colo_arrival_describe(const colo_arrival_cfg_t *c, char *buf, size_t n)
         snprintf(buf, n, "%s at %g/s", name, c->rate);
 }
 
+void colo_arrival_scale_load(colo_arrival_cfg_t *c, double f)
+{
+    if (c->clients > 0 || c->burst > 0) return; /* closed loops and offline bursts keep theirs */
+    if (c->path) {
+        c->scale *= f; /* a replayed log runs f times as fast */
+        return;
+    }
+    c->rate *= f;
+    c->rates[0] *= f;
+    c->rates[1] *= f;
+}
+
 double colo_arrival_rate(const colo_arrival_cfg_t *cfg)
 {
     if (cfg->clients > 0 || cfg->path || cfg->burst > 0) return 0;

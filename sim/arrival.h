@@ -80,6 +80,10 @@ int colo_arrival_next(const colo_arrival_cfg_t *cfg, colo_arrival_state_t *st, g
 /* True for closed-loop processes (completions drive the arrivals). */
 bool colo_arrival_closed(const colo_arrival_cfg_t *cfg);
 
+/* Multiplies an open-loop process's load by f: its rates (poisson, constant, gamma, mmpp,
+ * mlperf server), or a replay's speed. Closed loops and offline bursts are left as they are. */
+void colo_arrival_scale_load(colo_arrival_cfg_t *c, double f);
+
 /* The mean offered rate in requests per second, or 0 when it depends on the run (closed loop,
  * replay). */
 double colo_arrival_rate(const colo_arrival_cfg_t *cfg);

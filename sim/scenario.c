@@ -513,7 +513,7 @@ static int read_scenario(const colo_cfg_reader_t *r, const config_setting_t *roo
     static const char *const keys[] = {"description", "gpu",       "calibration", "seed",
                                        "duration_s",  "warmup_s",  "drain_s",     "sharing",
                                        "tenants",     "faults",    "metrics",     "scheduler",
-                                       NULL};
+                                       "load_scale",  NULL};
     int rc = colo_cfg_check_keys(r, root, keys);
     if (rc) return rc;
     const char *desc = NULL, *gpu;
@@ -565,6 +565,14 @@ static int read_scenario(const colo_cfg_reader_t *r, const config_setting_t *roo
         rc = read_tenant(r, config_setting_get_elem(tl, (unsigned)i), sc, (size_t)i);
         if (rc) return rc;
     }
+    sc->load_scale = 1.0;
+    if ((rc = colo_cfg_double(r, root, "load_scale", COLO_CFG_POSITIVE, &sc->load_scale)) < 0)
+        return rc;
+    if (sc->load_scale > 1e6)
+        return colo_cfg_error(r, config_setting_get_member(root, "load_scale"), COLO_ERANGE,
+                              "at most 1e6");
+    for (size_t i = 0; i < sc->n_tenants; i++)
+        colo_arrival_scale_load(&sc->tenants[i].arrival, sc->load_scale);
     if ((rc = read_faults(r, root, sc))) return rc;
     if ((rc = read_scheduler(r, root, sc))) return rc;
     if ((rc = colo_layout_resolve(r, root, sc))) return rc;

@@ -80,6 +80,7 @@ typedef struct colo_scenario {
     colo_gpu_t *gpu;
     char *calibration; /* NULL: the GPU's own calibration file if any; "none"; or a path */
     uint64_t seed;
+    double load_scale;    /* every open-loop tenant's rate multiplied by this (1: as written) */
     colo_time_t duration; /* arrivals happen in [0, duration) */
     colo_time_t warmup;   /* requests arriving before this are not measured */
     colo_time_t drain;    /* after duration, time allowed for requests in flight */
