@@ -10,6 +10,8 @@
 #include "import_orion.h"
 #include "live_plan.h"
 #include "live_run.h"
+#include "plot.h"
+#include "study.h"
 #include "results.h"
 #include "scenario.h"
 #include "serving.h"
@@ -24,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* Exit statuses: 0 success, 1 failure while running (out of memory, cannot write output),
  * 2 bad input or usage (nothing written). */
@@ -40,6 +43,9 @@ static const char usage_main[] =
     "  plan FILE     print what a live run on a real GPU would execute (no GPU needed)\n"
     "  live FILE     run the scenario's live harness with the CPU stand-in (colosim-live runs it\n"
     "                on a GPU)\n"
+    "  sweep STUDY   run every point of a study (axes of scenario keys) on all cores, resumable\n"
+    "  search STUDY  per study point, the highest load at which every tenant meets its SLO\n"
+    "  plot KIND IN  SVG and PNG figures: sweep, search or cdf (gnuplot)\n"
     "  compare A.json B.json [...]\n"
     "                compare results side by side, with differences to the first\n"
     "  gpus [NAME]   list the GPU descriptions, or print one with its MIG profiles\n"
@@ -100,6 +106,40 @@ static const char usage_plan[] =
     "each client's active-thread percentage, and every tenant's arrivals, drawn from the same\n"
     "generators and seeds as the simulator's (docs/live.md). colosim-live --dry-run prints the\n"
     "same.\n";
+
+
+static const char usage_sweep[] =
+    "usage: colosim sweep STUDY.cfg [-j N] [-o DIR] [--plot] [-q]\n"
+    "\n"
+    "Runs every point of the study (docs/studies.md): the base scenario with each combination of\n"
+    "the grid's axes (or each point of its list). Points run in parallel, N at a time (default:\n"
+    "all cores), each written to DIR/points/ as it finishes; a study interrupted and run again\n"
+    "skips the points already done. Results: DIR/sweep.json and DIR/sweep.csv, the same bytes\n"
+    "whatever N. DIR is the study's output, else STUDY.out beside it. A progress bar (rate, ETA)\n"
+    "is shown on a terminal.\n"
+    "  --plot   also draw the study's plot (its plot = { x; by; y; } section) as SVG and PNG\n";
+
+static const char usage_search[] =
+    "usage: colosim search STUDY.cfg [-j N] [-o DIR] [--plot] [-q]\n"
+    "\n"
+    "For each point of the study, bisects the search key (default load_scale) between lo and hi\n"
+    "for the highest value at which every tenant with an SLO meets it for at least `attainment`\n"
+    "of its requests, judged on a one-sided Student-t lower confidence bound over `replications`\n"
+    "runs with seeds 1, 2, ... Prints a table of capacity per point; writes DIR/search.json and\n"
+    "DIR/search.csv. Interrupted, it resumes like sweep.\n";
+
+static const char usage_plot[] =
+    "usage: colosim plot sweep DIR|sweep.json [--x KEY] [--by KEY] [--y METRIC] [-o BASE]\n"
+    "       colosim plot search DIR|search.json [-o BASE]\n"
+    "       colosim plot cdf RESULTS.json [-o BASE]\n"
+    "\n"
+    "Writes BASE.svg and BASE.png with gnuplot (apt-get install gnuplot-nox).\n"
+    "  sweep   METRIC (p50, p90, p99, p999, mean, throughput, slo_attainment; default p99)\n"
+    "          against axis KEY, one line per value of the --by axis, one panel per tenant,\n"
+    "          with its SLO; defaults from the study's plot section. BASE: DIR/sweep_METRIC\n"
+    "  search  capacity per point as bars. BASE: DIR/search\n"
+    "  cdf     each tenant's latency distribution from the run's percentiles. BASE: RESULTS\n"
+    "          without .json, plus _cdf\n";
 
 static const char usage_compare[] =
     "usage: colosim compare A.json B.json [...] [-o OUT.json]\n"
@@ -934,6 +974,204 @@ static int cmd_compare(int argc, char **argv)
     return status;
 }
 
+
+/* sweep and search share their options. */
+struct study_opts {
+    const char *file;
+    colo_sweep_opts_t so;
+    bool plot;
+};
+
+static int parse_study_opts(int argc, char **argv, const char *usage, struct study_opts *o)
+{
+    static const struct option longs[] = {{"jobs", required_argument, NULL, 'j'},
+                                          {"output", required_argument, NULL, 'o'},
+                                          {"plot", no_argument, NULL, 'p'},
+                                          {"quiet", no_argument, NULL, 'q'},
+                                          {"help", no_argument, NULL, 'h'},
+                                          {NULL, 0, NULL, 0}};
+    memset(o, 0, sizeof *o);
+    optind = 1;
+    int c;
+    char *end;
+    while ((c = getopt_long(argc, argv, "j:o:qh", longs, NULL)) != -1) {
+        switch (c) {
+        case 'j': {
+            long v = strtol(optarg, &end, 10);
+            if (*end || v < 1 || v > 4096)
+                return usage_error(usage, "-j: '%s' is not a number of jobs (1 to 4096)", optarg);
+            o->so.jobs = (int)v;
+            break;
+        }
+        case 'o':
+            o->so.out_dir = optarg;
+            break;
+        case 'p':
+            o->plot = true;
+            break;
+        case 'q':
+            o->so.quiet = true;
+            break;
+        case 'h':
+            fputs(usage, stdout);
+            return -1;
+        default:
+            fputs(usage, stderr);
+            return EXIT_INPUT;
+        }
+    }
+    if (optind != argc - 1) return usage_error(usage, "%s", "expected one study file");
+    o->file = argv[optind];
+    o->so.progress = !o->so.quiet && isatty(2);
+    return 0;
+}
+
+/* Draws the sweep's plot from the study's plot section, or sensible defaults. */
+static int plot_sweep_of(const colo_study_t *s, const char *dir, const char *x, const char *by,
+                         const char *y, colo_error_t *err)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/sweep.json", dir);
+    json_error_t je;
+    json_t *doc = json_load_file(path, 0, &je);
+    if (!doc) return colo_error_set(err, COLO_EIO, path, je.line, NULL, "%s", je.text);
+    json_t *axes = json_object_get(doc, "axes");
+    if (!x) x = s && s->plot.x ? s->plot.x : json_string_value(json_array_get(axes, 0));
+    if (!by && s && s->plot.by) by = s->plot.by;
+    if (!by && !s && json_array_size(axes) == 2) {
+        by = json_string_value(json_array_get(axes, 0));
+        x = json_string_value(json_array_get(axes, 1));
+    }
+    if (!y) y = s && s->plot.y ? s->plot.y : "p99";
+    int rc = 0;
+    if (!x) rc = colo_error_set(err, COLO_EINVAL, path, 0, NULL, "the study has no axis to plot against");
+    char base[4200];
+    snprintf(base, sizeof base, "%s/sweep_%s", dir, y ? y : "p99");
+    if (!rc) rc = colo_plot_sweep(doc, x, by, y, base, err);
+    if (!rc) printf("plot written to %s.svg and %s.png\n", base, base);
+    json_decref(doc);
+    return rc;
+}
+
+static int cmd_study(int argc, char **argv, bool search)
+{
+    const char *usage = search ? usage_search : usage_sweep;
+    struct study_opts o;
+    int st = parse_study_opts(argc, argv, usage, &o);
+    if (st) return st < 0 ? 0 : st;
+    colo_error_t err;
+    colo_error_clear(&err);
+    colo_study_t *s;
+    int rc = colo_study_load(o.file, &s, &err);
+    if (rc) {
+        print_error(&err);
+        return exit_for(rc);
+    }
+    rc = search ? colo_search_run(s, &o.so, &err) : colo_sweep_run(s, &o.so, &err);
+    const char *dir = o.so.out_dir ? o.so.out_dir : s->out_dir;
+    if (!rc && o.plot) {
+        if (search) {
+            char path[4096], base[4200];
+            snprintf(path, sizeof path, "%s/search.json", dir);
+            snprintf(base, sizeof base, "%s/search", dir);
+            json_t *doc = json_load_file(path, 0, NULL);
+            rc = doc ? colo_plot_search(doc, base, &err)
+                     : colo_error_set(&err, COLO_EIO, path, 0, NULL, "cannot read");
+            if (!rc) printf("plot written to %s.svg and %s.png\n", base, base);
+            json_decref(doc);
+        } else {
+            rc = plot_sweep_of(s, dir, NULL, NULL, NULL, &err);
+        }
+    }
+    colo_study_free(s);
+    if (rc) {
+        print_error(&err);
+        return rc == COLO_ENOMEM || rc == COLO_EIO ? 1 : exit_for(rc);
+    }
+    return 0;
+}
+
+static int cmd_plot(int argc, char **argv)
+{
+    static const struct option longs[] = {{"x", required_argument, NULL, 'x'},
+                                          {"by", required_argument, NULL, 'b'},
+                                          {"y", required_argument, NULL, 'y'},
+                                          {"output", required_argument, NULL, 'o'},
+                                          {"help", no_argument, NULL, 'h'},
+                                          {NULL, 0, NULL, 0}};
+    const char *x = NULL, *by = NULL, *y = NULL, *out = NULL;
+    optind = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, "o:h", longs, NULL)) != -1) {
+        switch (c) {
+        case 'x': x = optarg; break;
+        case 'b': by = optarg; break;
+        case 'y': y = optarg; break;
+        case 'o': out = optarg; break;
+        case 'h': fputs(usage_plot, stdout); return 0;
+        default: fputs(usage_plot, stderr); return EXIT_INPUT;
+        }
+    }
+    if (optind != argc - 2) return usage_error(usage_plot, "%s", "expected KIND and an input");
+    const char *kind = argv[optind], *in = argv[optind + 1];
+    bool is_sweep = strcmp(kind, "sweep") == 0, is_search = strcmp(kind, "search") == 0;
+    if (!is_sweep && !is_search && strcmp(kind, "cdf") != 0)
+        return usage_error(usage_plot, "unknown plot '%s' (sweep, search or cdf)", kind);
+    /* a study's output folder, or the JSON file itself */
+    char path[4096], base[4200];
+    struct stat st;
+    bool is_dir = stat(in, &st) == 0 && S_ISDIR(st.st_mode);
+    if (is_dir) snprintf(path, sizeof path, "%s/%s.json", in, kind);
+    else snprintf(path, sizeof path, "%s", in);
+    colo_error_t err;
+    colo_error_clear(&err);
+    json_error_t je;
+    json_t *doc = json_load_file(path, 0, &je);
+    int rc = 0;
+    if (!doc) {
+        colo_error_set(&err, COLO_EIO, path, je.line, NULL, "%s", je.text);
+        print_error(&err);
+        return EXIT_INPUT;
+    }
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = '\0';
+    else snprintf(dir, sizeof dir, ".");
+    if (is_sweep) {
+        if (out) {
+            json_t *axes = json_object_get(doc, "axes");
+            if (!x) x = json_string_value(json_array_get(axes, json_array_size(axes) > 1 ? 1 : 0));
+            if (!by && json_array_size(axes) > 1) by = json_string_value(json_array_get(axes, 0));
+            rc = colo_plot_sweep(doc, x, by, y ? y : "p99", out, &err);
+            if (!rc) printf("plot written to %s.svg and %s.png\n", out, out);
+        } else {
+            json_decref(doc);
+            doc = NULL;
+            rc = plot_sweep_of(NULL, dir, x, by, y, &err);
+        }
+    } else {
+        if (out) snprintf(base, sizeof base, "%s", out);
+        else if (is_search) snprintf(base, sizeof base, "%s/search", dir);
+        else {
+            snprintf(base, sizeof base, "%s", path);
+            size_t n = strlen(base);
+            if (n > 5 && strcmp(base + n - 5, ".json") == 0) base[n - 5] = '\0';
+            strncat(base, "_cdf", sizeof base - strlen(base) - 1);
+        }
+        json_t *run = json_object_get(doc, "results"); /* a sweep's point file holds one */
+        rc = is_search ? colo_plot_search(doc, base, &err)
+                       : colo_plot_cdf(run ? run : doc, base, &err);
+        if (!rc) printf("plot written to %s.svg and %s.png\n", base, base);
+    }
+    json_decref(doc);
+    if (rc) {
+        print_error(&err);
+        return rc == COLO_EINVAL ? EXIT_INPUT : 1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     gsl_set_error_handler_off();
@@ -953,6 +1191,9 @@ int main(int argc, char **argv)
         return colo_live_main(argc - 1, argv + 1, "colosim live", self, 2, backends, 1);
     }
     if (strcmp(cmd, "compare") == 0) return cmd_compare(argc - 1, argv + 1);
+    if (strcmp(cmd, "sweep") == 0) return cmd_study(argc - 1, argv + 1, false);
+    if (strcmp(cmd, "search") == 0) return cmd_study(argc - 1, argv + 1, true);
+    if (strcmp(cmd, "plot") == 0) return cmd_plot(argc - 1, argv + 1);
     if (strcmp(cmd, "gpus") == 0) return cmd_gpus(argc - 1, argv + 1);
     if (strcmp(cmd, "import") == 0) return cmd_import(argc - 1, argv + 1);
     if (strcmp(cmd, "trace") == 0) return cmd_trace(argc - 1, argv + 1);
@@ -967,6 +1208,9 @@ int main(int argc, char **argv)
               : strcmp(topic, "plan") == 0   ? usage_plan
               : strcmp(topic, "live") == 0   ? "usage: colosim live FILE [options]: see colosim live --help\n"
               : strcmp(topic, "compare") == 0 ? usage_compare
+              : strcmp(topic, "sweep") == 0  ? usage_sweep
+              : strcmp(topic, "search") == 0 ? usage_search
+              : strcmp(topic, "plot") == 0   ? usage_plot
               : strcmp(topic, "gpus") == 0   ? usage_gpus
               : strcmp(topic, "import") == 0 ? usage_import
               : strcmp(topic, "trace") == 0  ? usage_trace

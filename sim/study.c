@@ -1,0 +1,950 @@
+/* study.c: study files, sweeps on local cores with resume, and SLO capacity search. */
+#define _GNU_SOURCE /* strdup in the child; sysconf names */
+#include "study.h"
+#include "alloc.h"
+#include "atomic_file.h"
+#include "cfg.h"
+#include "json_lines.h"
+#include "results.h"
+#include "scenario.h"
+#include "serving.h"
+#include "version.h"
+
+#include <errno.h>
+#include <gsl/gsl_cdf.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_AXIS_VALUES 100000
+#define MAX_POINTS 1000000
+
+/* ---- reading ---- */
+
+static char *join_dir(const char *dir, const char *p)
+{
+    if (p[0] == '/' || !dir[0]) return colo_strdup(p);
+    size_t n = strlen(dir) + strlen(p) + 2;
+    char *s = colo_malloc(n);
+    if (s) snprintf(s, n, "%s/%s", dir, p);
+    return s;
+}
+
+/* A scalar setting as --set would take it. */
+static char *scalar_text(const config_setting_t *v)
+{
+    char buf[64];
+    switch (config_setting_type(v)) {
+    case CONFIG_TYPE_STRING:
+        return colo_strdup(config_setting_get_string(v));
+    case CONFIG_TYPE_INT:
+    case CONFIG_TYPE_INT64:
+        snprintf(buf, sizeof buf, "%lld", config_setting_get_int64(v));
+        return colo_strdup(buf);
+    case CONFIG_TYPE_FLOAT:
+        snprintf(buf, sizeof buf, "%.15g", config_setting_get_float(v));
+        /* keep it a float for the loader: 2 -> 2.0 */
+        if (!strpbrk(buf, ".eEn")) strncat(buf, ".0", sizeof buf - strlen(buf) - 1);
+        return colo_strdup(buf);
+    case CONFIG_TYPE_BOOL:
+        return colo_strdup(config_setting_get_bool(v) ? "true" : "false");
+    default:
+        return NULL;
+    }
+}
+
+static bool valid_key(const char *k)
+{
+    return k[0] && !strchr(k, '=') && !strchr(k, ' ');
+}
+
+static int read_axis(const colo_cfg_reader_t *r, const config_setting_t *g, colo_axis_t *a)
+{
+    static const char *const keys[] = {"key", "values", "from", "to", "steps", NULL};
+    if (!config_setting_is_group(g))
+        return colo_cfg_error(r, g, COLO_EINVAL,
+                              "each axis is a group { key = ...; values = [...]; }");
+    int rc = colo_cfg_check_keys(r, g, keys);
+    const char *key;
+    if (rc || (rc = colo_cfg_string(r, g, "key", COLO_CFG_REQUIRED, &key))) return rc;
+    if (!valid_key(key))
+        return colo_cfg_error(r, config_setting_get_member(g, "key"), COLO_EINVAL,
+                              "'%s' is not a scenario key", key);
+    if (!(a->key = colo_strdup(key))) return COLO_ENOMEM;
+    const config_setting_t *vals = config_setting_get_member(g, "values");
+    if (vals) {
+        if (config_setting_get_member(g, "from"))
+            return colo_cfg_error(r, vals, COLO_EINVAL, "give values or from/to/steps, not both");
+        if (!config_setting_is_aggregate(vals) || config_setting_is_group(vals))
+            return colo_cfg_error(r, vals, COLO_EINVAL, "values must be an array [ ... ]");
+        int n = config_setting_length(vals);
+        if (n < 1 || n > MAX_AXIS_VALUES)
+            return colo_cfg_error(r, vals, COLO_ERANGE, "1 to %d values", MAX_AXIS_VALUES);
+        if (!(a->values = colo_calloc((size_t)n, sizeof *a->values))) return COLO_ENOMEM;
+        for (int i = 0; i < n; i++) {
+            const config_setting_t *v = config_setting_get_elem(vals, (unsigned)i);
+            if (config_setting_is_aggregate(v))
+                return colo_cfg_error(r, v, COLO_EINVAL, "values are numbers or strings");
+            if (!(a->values[i] = scalar_text(v))) return COLO_ENOMEM;
+            a->n = (size_t)i + 1;
+        }
+        return 0;
+    }
+    if (!config_setting_get_member(g, "from"))
+        return colo_cfg_error(r, g, COLO_EINVAL,
+                              "an axis needs values = [ ... ] or from, to and steps");
+    double from, to;
+    long long steps;
+    if ((rc = colo_cfg_double(r, g, "from", COLO_CFG_REQUIRED, &from)) ||
+        (rc = colo_cfg_double(r, g, "to", COLO_CFG_REQUIRED, &to)) ||
+        (rc = colo_cfg_int(r, g, "steps", COLO_CFG_REQUIRED | COLO_CFG_POSITIVE, &steps)))
+        return rc;
+    if (steps > MAX_AXIS_VALUES)
+        return colo_cfg_error(r, config_setting_get_member(g, "steps"), COLO_ERANGE, "at most %d",
+                              MAX_AXIS_VALUES);
+    if (!(a->values = colo_calloc((size_t)steps, sizeof *a->values))) return COLO_ENOMEM;
+    for (long long i = 0; i < steps; i++) {
+        double v = steps == 1 ? from : from + (to - from) * (double)i / (double)(steps - 1);
+        char buf[64];
+        snprintf(buf, sizeof buf, "%.6g", v);
+        if (!strpbrk(buf, ".eEn")) strncat(buf, ".0", sizeof buf - strlen(buf) - 1);
+        if (!(a->values[i] = colo_strdup(buf))) return COLO_ENOMEM;
+        a->n = (size_t)i + 1;
+    }
+    return 0;
+}
+
+static int read_list(const colo_cfg_reader_t *r, const config_setting_t *l, colo_study_t *s)
+{
+    static const char *const keys[] = {"keys", "points", NULL};
+    int rc = colo_cfg_check_keys(r, l, keys);
+    if (rc) return rc;
+    const config_setting_t *ks = config_setting_get_member(l, "keys");
+    const config_setting_t *ps = config_setting_get_member(l, "points");
+    if (!ks || config_setting_type(ks) != CONFIG_TYPE_ARRAY || config_setting_length(ks) < 1)
+        return colo_cfg_error(r, ks ? ks : l, COLO_EINVAL, "keys = [\"key\", ...] is needed");
+    if (!ps || config_setting_type(ps) != CONFIG_TYPE_LIST || config_setting_length(ps) < 1)
+        return colo_cfg_error(r, ps ? ps : l, COLO_EINVAL,
+                              "points = ( (value, ...), ... ) is needed");
+    size_t na = (size_t)config_setting_length(ks), np = (size_t)config_setting_length(ps);
+    if (np > MAX_POINTS) return colo_cfg_error(r, ps, COLO_ERANGE, "at most %d points", MAX_POINTS);
+    if (!(s->axes = colo_calloc(na, sizeof *s->axes))) return COLO_ENOMEM;
+    for (size_t a = 0; a < na; a++) {
+        const config_setting_t *k = config_setting_get_elem(ks, (unsigned)a);
+        const char *key = config_setting_get_string(k);
+        if (!key || !valid_key(key))
+            return colo_cfg_error(r, k, COLO_EINVAL, "keys are scenario keys, as strings");
+        s->n_axes = a + 1;
+        if (!(s->axes[a].key = colo_strdup(key))) return COLO_ENOMEM;
+    }
+    if (!(s->points = colo_calloc(np, sizeof *s->points))) return COLO_ENOMEM;
+    for (size_t i = 0; i < np; i++) {
+        const config_setting_t *p = config_setting_get_elem(ps, (unsigned)i);
+        if (!config_setting_is_aggregate(p) || config_setting_is_group(p) ||
+            (size_t)config_setting_length(p) != na)
+            return colo_cfg_error(r, p, COLO_EINVAL, "each point is a list of %zu values", na);
+        s->n_points = i + 1;
+        if (!(s->points[i] = colo_calloc(na, sizeof **s->points))) return COLO_ENOMEM;
+        for (size_t a = 0; a < na; a++) {
+            const config_setting_t *v = config_setting_get_elem(p, (unsigned)a);
+            if (config_setting_is_aggregate(v))
+                return colo_cfg_error(r, v, COLO_EINVAL, "values are numbers or strings");
+            if (!(s->points[i][a] = scalar_text(v))) return COLO_ENOMEM;
+        }
+    }
+    return 0;
+}
+
+static int read_search(const colo_cfg_reader_t *r, const config_setting_t *g, colo_study_t *s)
+{
+    static const char *const keys[] = {"key",          "lo",         "hi",         "tolerance",
+                                       "replications", "confidence", "attainment", NULL};
+    int rc = colo_cfg_check_keys(r, g, keys);
+    if (rc) return rc;
+    const char *key = "load_scale";
+    if ((rc = colo_cfg_string(r, g, "key", 0, &key)) < 0) return rc;
+    if (!(s->search.key = colo_strdup(key))) return COLO_ENOMEM;
+    s->search.given = true;
+    s->search.lo = 0.01;
+    s->search.hi = 10;
+    s->search.tolerance = 0.01;
+    s->search.replications = 3;
+    s->search.confidence = 0.95;
+    s->search.attainment = 0.99;
+    long long reps = 3;
+    if ((rc = colo_cfg_double(r, g, "lo", COLO_CFG_POSITIVE, &s->search.lo)) < 0 ||
+        (rc = colo_cfg_double(r, g, "hi", COLO_CFG_POSITIVE, &s->search.hi)) < 0 ||
+        (rc = colo_cfg_double(r, g, "tolerance", COLO_CFG_POSITIVE, &s->search.tolerance)) < 0 ||
+        (rc = colo_cfg_int(r, g, "replications", COLO_CFG_POSITIVE, &reps)) < 0 ||
+        (rc = colo_cfg_double(r, g, "confidence", COLO_CFG_POSITIVE, &s->search.confidence)) < 0 ||
+        (rc = colo_cfg_double(r, g, "attainment", COLO_CFG_POSITIVE, &s->search.attainment)) < 0)
+        return rc;
+    if (s->search.hi <= s->search.lo)
+        return colo_cfg_error(r, config_setting_get_member(g, "hi"), COLO_ERANGE,
+                              "must be above lo (%g)", s->search.lo);
+    if (s->search.tolerance >= 1)
+        return colo_cfg_error(r, config_setting_get_member(g, "tolerance"), COLO_ERANGE,
+                              "a fraction of the answer, below 1");
+    if (reps > 1000)
+        return colo_cfg_error(r, config_setting_get_member(g, "replications"), COLO_ERANGE,
+                              "at most 1000");
+    s->search.replications = (int)reps;
+    if (s->search.confidence >= 1)
+        return colo_cfg_error(r, config_setting_get_member(g, "confidence"), COLO_ERANGE,
+                              "a probability below 1");
+    if (s->search.attainment > 1)
+        return colo_cfg_error(r, config_setting_get_member(g, "attainment"), COLO_ERANGE,
+                              "a fraction, at most 1");
+    for (size_t a = 0; a < s->n_axes; a++)
+        if (strcmp(s->axes[a].key, key) == 0)
+            return colo_cfg_error(r, config_setting_get_member(g, "key"), COLO_EINVAL,
+                                  "'%s' is also an axis: search varies it itself", key);
+    return 0;
+}
+
+static int read_plot(const colo_cfg_reader_t *r, const config_setting_t *g, colo_study_t *s)
+{
+    static const char *const keys[] = {"x", "by", "y", NULL};
+    int rc = colo_cfg_check_keys(r, g, keys);
+    const char *x = NULL, *by = NULL, *y = "p99";
+    if (rc || (rc = colo_cfg_string(r, g, "x", 0, &x)) < 0 ||
+        (rc = colo_cfg_string(r, g, "by", 0, &by)) < 0 ||
+        (rc = colo_cfg_string(r, g, "y", 0, &y)) < 0)
+        return rc;
+    if ((x && !(s->plot.x = colo_strdup(x))) || (by && !(s->plot.by = colo_strdup(by))) ||
+        !(s->plot.y = colo_strdup(y)))
+        return COLO_ENOMEM;
+    return 0;
+}
+
+static int read_study(const colo_cfg_reader_t *r, const config_setting_t *root, colo_study_t *s)
+{
+    static const char *const keys[] = {"scenario", "output", "set",  "grid",
+                                       "list",     "search", "plot", NULL};
+    int rc = colo_cfg_check_keys(r, root, keys);
+    const char *scn, *outp = NULL;
+    if (rc || (rc = colo_cfg_string(r, root, "scenario", COLO_CFG_REQUIRED, &scn))) return rc;
+    if ((rc = colo_cfg_string(r, root, "output", 0, &outp)) < 0) return rc;
+    if (!(s->scenario = join_dir(s->dir, scn))) return COLO_ENOMEM;
+    if (outp) {
+        if (!(s->out_dir = join_dir(s->dir, outp))) return COLO_ENOMEM;
+    } else {
+        size_t n = strlen(s->path);
+        const char *dot = strrchr(s->path, '.');
+        if (dot && !strchr(dot, '/')) n = (size_t)(dot - s->path);
+        if (!(s->out_dir = colo_malloc(n + 5))) return COLO_ENOMEM;
+        memcpy(s->out_dir, s->path, n);
+        memcpy(s->out_dir + n, ".out", 5);
+    }
+    const config_setting_t *set = config_setting_get_member(root, "set");
+    if (set) {
+        if (config_setting_type(set) != CONFIG_TYPE_ARRAY)
+            return colo_cfg_error(r, set, COLO_EINVAL, "set = [\"key=value\", ...]");
+        int n = config_setting_length(set);
+        if (n > 0 && !(s->sets = colo_calloc((size_t)n, sizeof *s->sets))) return COLO_ENOMEM;
+        for (int i = 0; i < n; i++) {
+            const char *v = config_setting_get_string_elem(set, i);
+            if (!v || !strchr(v, '='))
+                return colo_cfg_error(r, config_setting_get_elem(set, (unsigned)i), COLO_EINVAL,
+                                      "each entry is \"key=value\"");
+            if (!(s->sets[i] = colo_strdup(v))) return COLO_ENOMEM;
+            s->n_sets = (size_t)i + 1;
+        }
+    }
+    const config_setting_t *grid = config_setting_get_member(root, "grid");
+    const config_setting_t *list = config_setting_get_member(root, "list");
+    if (grid && list)
+        return colo_cfg_error(r, list, COLO_EINVAL, "a study is a grid or a list, not both");
+    if (grid) {
+        if (config_setting_type(grid) != CONFIG_TYPE_LIST || config_setting_length(grid) < 1)
+            return colo_cfg_error(r, grid, COLO_EINVAL,
+                                  "grid = ( { key = ...; values = [...]; }, ... )");
+        size_t n = (size_t)config_setting_length(grid);
+        if (!(s->axes = colo_calloc(n, sizeof *s->axes))) return COLO_ENOMEM;
+        double total = 1;
+        for (size_t a = 0; a < n; a++) {
+            s->n_axes = a + 1;
+            if ((rc = read_axis(r, config_setting_get_elem(grid, (unsigned)a), &s->axes[a])))
+                return rc;
+            total *= (double)s->axes[a].n;
+        }
+        if (total > MAX_POINTS)
+            return colo_cfg_error(r, grid, COLO_ERANGE, "%.0f points: at most %d", total,
+                                  MAX_POINTS);
+        s->grid = true;
+    } else if (list) {
+        if (!config_setting_is_group(list))
+            return colo_cfg_error(r, list, COLO_EINVAL, "list = { keys = [...]; points = (...); }");
+        if ((rc = read_list(r, list, s))) return rc;
+    } else {
+        s->grid = true; /* no axes: one point, the base scenario */
+    }
+    const config_setting_t *g;
+    if ((rc = colo_cfg_aggregate(r, root, "search", 0, CONFIG_TYPE_GROUP, &g)) < 0) return rc;
+    if (g && (rc = read_search(r, g, s))) return rc;
+    if ((rc = colo_cfg_aggregate(r, root, "plot", 0, CONFIG_TYPE_GROUP, &g)) < 0) return rc;
+    if (g && (rc = read_plot(r, g, s))) return rc;
+    return 0;
+}
+
+int colo_study_load(const char *path, colo_study_t **out, colo_error_t *err)
+{
+    *out = NULL;
+    colo_study_t *s = colo_calloc(1, sizeof *s);
+    if (!s || !(s->path = colo_strdup(path)) || !(s->dir = colo_strdup(path))) {
+        colo_study_free(s);
+        return colo_error_set(err, COLO_ENOMEM, path, 0, NULL, "out of memory");
+    }
+    char *slash = strrchr(s->dir, '/');
+    if (slash)
+        *(slash == s->dir ? slash + 1 : slash) = '\0';
+    else
+        s->dir[0] = '\0';
+    config_t cfg;
+    config_init(&cfg);
+    int rc = colo_cfg_read_file(&cfg, path, err);
+    if (!rc) {
+        colo_cfg_reader_t r = {path, err};
+        rc = read_study(&r, config_root_setting(&cfg), s);
+        if (rc == COLO_ENOMEM) colo_error_set(err, rc, path, 0, NULL, "out of memory");
+    }
+    config_destroy(&cfg);
+    if (rc) {
+        colo_study_free(s);
+        return rc;
+    }
+    *out = s;
+    return 0;
+}
+
+void colo_study_free(colo_study_t *s)
+{
+    if (!s) return;
+    for (size_t a = 0; a < s->n_axes; a++) {
+        for (size_t i = 0; i < s->axes[a].n; i++)
+            colo_free(s->axes[a].values[i]);
+        colo_free(s->axes[a].values);
+        colo_free(s->axes[a].key);
+    }
+    colo_free(s->axes);
+    for (size_t i = 0; i < s->n_points; i++) {
+        for (size_t a = 0; s->points[i] && a < s->n_axes; a++)
+            colo_free(s->points[i][a]);
+        colo_free(s->points[i]);
+    }
+    colo_free(s->points);
+    for (size_t i = 0; i < s->n_sets; i++)
+        colo_free(s->sets[i]);
+    colo_free(s->sets);
+    colo_free(s->search.key);
+    colo_free(s->plot.x);
+    colo_free(s->plot.by);
+    colo_free(s->plot.y);
+    colo_free(s->path);
+    colo_free(s->dir);
+    colo_free(s->scenario);
+    colo_free(s->out_dir);
+    colo_free(s);
+}
+
+/* ---- points ---- */
+
+size_t colo_study_n_points(const colo_study_t *s)
+{
+    if (!s->grid) return s->n_points;
+    size_t n = 1;
+    for (size_t a = 0; a < s->n_axes; a++)
+        n *= s->axes[a].n;
+    return n;
+}
+
+const char *colo_study_value(const colo_study_t *s, size_t i, size_t a)
+{
+    if (!s->grid) return s->points[i][a];
+    size_t stride = 1; /* the last axis varies fastest */
+    for (size_t b = s->n_axes; b-- > a + 1;)
+        stride *= s->axes[b].n;
+    return s->axes[a].values[(i / stride) % s->axes[a].n];
+}
+
+int colo_study_point(const colo_study_t *s, size_t i, char ***sets_out, size_t *n_out)
+{
+    size_t n = s->n_sets + s->n_axes;
+    char **sets = colo_calloc(n + 2, sizeof *sets); /* room for search's key and seed */
+    if (!sets) return COLO_ENOMEM;
+    for (size_t k = 0; k < s->n_sets; k++)
+        if (!(sets[k] = colo_strdup(s->sets[k]))) goto oom;
+    for (size_t a = 0; a < s->n_axes; a++) {
+        const char *v = colo_study_value(s, i, a);
+        size_t len = strlen(s->axes[a].key) + strlen(v) + 2;
+        if (!(sets[s->n_sets + a] = colo_malloc(len))) goto oom;
+        snprintf(sets[s->n_sets + a], len, "%s=%s", s->axes[a].key, v);
+    }
+    *sets_out = sets;
+    *n_out = n;
+    return 0;
+oom:
+    colo_study_point_free(sets, n);
+    return COLO_ENOMEM;
+}
+
+void colo_study_point_free(char **sets, size_t n)
+{
+    if (!sets) return;
+    for (size_t k = 0; k < n + 2; k++)
+        colo_free(sets[k]);
+    colo_free(sets);
+}
+
+/* ---- one simulation ---- */
+
+static int simulate(const char *scenario, char **sets, size_t n, json_t **res, colo_error_t *err)
+{
+    colo_scenario_t *sc = NULL;
+    colo_sim_t *sim = NULL;
+    *res = NULL;
+    int rc = colo_scenario_load(scenario, (const char *const *)sets, n, &sc, err);
+    if (!rc) rc = colo_sim_new(sc, &sim, err);
+    if (!rc) rc = colo_sim_run(sim, err);
+    if (!rc && !(*res = colo_results_json(sim, (const char *const *)sets, n)))
+        rc = colo_error_set(err, COLO_ENOMEM, scenario, 0, NULL, "out of memory");
+    colo_sim_free(sim);
+    colo_scenario_free(sc);
+    return rc;
+}
+
+static json_t *string_array(char **v, size_t n)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < n && a; i++)
+        if (json_array_append_new(a, json_string(v[i]))) {
+            json_decref(a);
+            return NULL;
+        }
+    return a;
+}
+
+static json_t *values_json(const colo_study_t *s, size_t i)
+{
+    json_t *o = json_object();
+    for (size_t a = 0; a < s->n_axes && o; a++)
+        if (json_object_set_new(o, s->axes[a].key, json_string(colo_study_value(s, i, a)))) {
+            json_decref(o);
+            return NULL;
+        }
+    return o;
+}
+
+/* ---- the worker pool: each point in a child process, its result in a file of its own ---- */
+
+typedef json_t *(*point_fn)(const colo_study_t *s, size_t i, char **sets, size_t n);
+
+static int make_dir(const char *path, colo_error_t *err)
+{
+    char *p = colo_strdup(path);
+    if (!p) return colo_error_set(err, COLO_ENOMEM, path, 0, NULL, "out of memory");
+    for (char *c = p + 1;; c++) {
+        if (*c != '/' && *c) continue;
+        char keep = *c;
+        *c = '\0';
+        if (mkdir(p, 0777) && errno != EEXIST) {
+            int e = errno;
+            colo_free(p);
+            return colo_error_set(err, COLO_EIO, path, 0, NULL, "cannot make the folder: %s",
+                                  strerror(e));
+        }
+        *c = keep;
+        if (!keep) break;
+    }
+    colo_free(p);
+    return 0;
+}
+
+/* A finished point's file, if it is there and was made with the same overrides. */
+static json_t *finished(const char *file, char **sets, size_t n)
+{
+    json_t *doc = json_load_file(file, 0, NULL);
+    json_t *want = string_array(sets, n);
+    bool same = doc && want && json_equal(json_object_get(doc, "overrides"), want);
+    json_decref(want);
+    if (!same) {
+        json_decref(doc);
+        return NULL;
+    }
+    return doc;
+}
+
+static void progress(size_t done, size_t total, size_t skipped, double t0, bool final)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    double el = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9 - t0;
+    double rate = done > skipped && el > 0 ? (double)(done - skipped) / el : 0;
+    double eta = rate > 0 ? (double)(total - done) / rate : 0;
+    int width = 30, fill = total ? (int)((double)width * (double)done / (double)total) : width;
+    fprintf(stderr, "\r[%.*s%*s] %zu/%zu points, %.1f/s, ETA %d:%02d%s", fill,
+            "##############################", width - fill, "", done, total, rate, (int)eta / 60,
+            (int)eta % 60, final ? "\n" : "  ");
+    fflush(stderr);
+}
+
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Runs fn for every point without a finished file under dir/sub, jobs at a time. */
+static int run_points(const colo_study_t *s, const colo_sweep_opts_t *o, const char *dir,
+                      point_fn fn, colo_error_t *err)
+{
+    size_t total = colo_study_n_points(s);
+    int jobs = o->jobs > 0 ? o->jobs : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    if (jobs < 1) jobs = 1;
+    int rc = make_dir(dir, err);
+    if (rc) return rc;
+    size_t next = 0, done = 0, skipped = 0;
+    int running = 0, failed_children = 0;
+    double t0 = mono_s(), last = 0;
+    char file[4096];
+    fflush(NULL);
+    while (next < total || running > 0) {
+        while (next < total && running < jobs) {
+            size_t i = next++;
+            char **sets;
+            size_t n;
+            if (colo_study_point(s, i, &sets, &n))
+                return colo_error_set(err, COLO_ENOMEM, s->path, 0, NULL, "out of memory");
+            snprintf(file, sizeof file, "%s/%06zu.json", dir, i);
+            json_t *f = finished(file, sets, n);
+            if (f) {
+                json_decref(f);
+                colo_study_point_free(sets, n);
+                done++;
+                skipped++;
+                continue;
+            }
+            pid_t pid = fork();
+            if (pid == 0) {
+                json_t *doc = fn(s, i, sets, n);
+                colo_error_t e;
+                colo_error_clear(&e);
+                int st = !doc || colo_results_write(doc, file, &e) ? 1 : 0;
+                _exit(st);
+            }
+            colo_study_point_free(sets, n);
+            if (pid < 0)
+                return colo_error_set(err, COLO_EIO, s->path, 0, NULL, "fork: %s", strerror(errno));
+            running++;
+        }
+        if (running > 0) {
+            int st;
+            if (wait(&st) > 0) {
+                running--;
+                done++;
+                if (!WIFEXITED(st) || WEXITSTATUS(st)) failed_children++;
+            }
+        }
+        if (o->progress && (mono_s() - last > 0.1 || done == total)) {
+            progress(done, total, skipped, t0, false);
+            last = mono_s();
+        }
+    }
+    if (o->progress) progress(done, total, skipped, t0, true);
+    if (!o->quiet && skipped)
+        fprintf(stderr, "%zu of %zu points were already done and were not run again\n", skipped,
+                total);
+    if (failed_children)
+        return colo_error_set(err, COLO_EIO, dir, 0, NULL,
+                              "%d point%s could not be written (out of memory or disk?)",
+                              failed_children, failed_children == 1 ? "" : "s");
+    return 0;
+}
+
+/* ---- sweep ---- */
+
+static json_t *sweep_point(const colo_study_t *s, size_t i, char **sets, size_t n)
+{
+    colo_error_t err;
+    colo_error_clear(&err);
+    json_t *res;
+    int rc = simulate(s->scenario, sets, n, &res, &err);
+    json_t *doc = json_pack("{s:I,s:o,s:o}", "point", (json_int_t)i, "values", values_json(s, i),
+                            "overrides", string_array(sets, n));
+    if (!doc) {
+        json_decref(res);
+        return NULL;
+    }
+    if (rc) {
+        char msg[2048];
+        colo_error_format(&err, msg, sizeof msg);
+        json_object_set_new(doc, "error", json_string(msg));
+    } else {
+        json_object_set_new(doc, "results", res);
+    }
+    return doc;
+}
+
+static const char *const csv_metrics[] = {"p50", "p90", "p99", "p999", "mean"};
+
+static void csv_text(FILE *f, const char *v)
+{
+    if (!strpbrk(v, ",\"\n")) {
+        fputs(v, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *v; v++) {
+        if (*v == '"') fputc('"', f);
+        fputc(*v, f);
+    }
+    fputc('"', f);
+}
+
+static double num(json_t *o, const char *k)
+{
+    return json_number_value(json_object_get(o, k));
+}
+
+static int write_sweep_csv(const colo_study_t *s, json_t *points, const char *path,
+                           colo_error_t *err)
+{
+    colo_atomic_file_t af;
+    int rc = colo_atomic_open(&af, path, err);
+    if (rc) return rc;
+    FILE *f = af.f;
+    fputs("point", f);
+    for (size_t a = 0; a < s->n_axes; a++) {
+        fputc(',', f);
+        csv_text(f, s->axes[a].key);
+    }
+    fputs(",tenant,arrived,completed,dropped,p50_ms,p90_ms,p99_ms,p999_ms,mean_ms,"
+          "throughput_rps,goodput_rps,slo_ms,slo_attainment,gpu_busy,error\n",
+          f);
+    size_t i;
+    json_t *p;
+    json_array_foreach(points, i, p)
+    {
+        json_t *res = json_object_get(p, "results");
+        json_t *ts = json_object_get(res, "tenants");
+        size_t nt = res ? json_array_size(ts) : 1;
+        for (size_t t = 0; t < nt; t++) {
+            fprintf(f, "%zu", i);
+            for (size_t a = 0; a < s->n_axes; a++) {
+                fputc(',', f);
+                csv_text(f, colo_study_value(s, i, a));
+            }
+            if (!res) {
+                fputs(",,,,,,,,,,,,,,,", f);
+                csv_text(f, json_string_value(json_object_get(p, "error")));
+                fputc('\n', f);
+                continue;
+            }
+            json_t *tn = json_array_get(ts, t), *lat = json_object_get(tn, "latency_ms");
+            fputc(',', f);
+            csv_text(f, json_string_value(json_object_get(tn, "name")));
+            fprintf(f, ",%lld,%lld,%lld",
+                    (long long)json_integer_value(json_object_get(tn, "arrived")),
+                    (long long)json_integer_value(json_object_get(tn, "completed")),
+                    (long long)json_integer_value(json_object_get(tn, "dropped")));
+            for (size_t m = 0; m < sizeof csv_metrics / sizeof *csv_metrics; m++)
+                fprintf(f, ",%.6g", num(lat, csv_metrics[m]));
+            fprintf(f, ",%.6g", num(tn, "throughput_rps"));
+            json_t *g = json_object_get(tn, "goodput_rps"), *slo = json_object_get(tn, "slo_ms");
+            json_t *att = json_object_get(tn, "slo_attainment");
+            if (json_is_number(g))
+                fprintf(f, ",%.6g", json_number_value(g));
+            else
+                fputc(',', f);
+            if (json_is_number(slo))
+                fprintf(f, ",%.6g", json_number_value(slo));
+            else
+                fputc(',', f);
+            if (json_is_number(att))
+                fprintf(f, ",%.6g", json_number_value(att));
+            else
+                fputc(',', f);
+            fprintf(f, ",%.6g,\n", num(json_object_get(res, "gpu"), "busy_fraction"));
+        }
+    }
+    if (ferror(f)) {
+        colo_atomic_abort(&af);
+        return colo_error_set(err, COLO_EIO, path, 0, NULL, "cannot write");
+    }
+    return colo_atomic_commit(&af, err);
+}
+
+static char *out_path(const char *dir, const char *name)
+{
+    return join_dir(dir, name);
+}
+
+/* Reads every point file of dir into an array, in point order. */
+static int gather(const colo_study_t *s, const char *dir, json_t **out, colo_error_t *err)
+{
+    size_t total = colo_study_n_points(s);
+    json_t *points = json_array();
+    char file[4096];
+    for (size_t i = 0; i < total && points; i++) {
+        snprintf(file, sizeof file, "%s/%06zu.json", dir, i);
+        json_error_t je;
+        json_t *doc = json_load_file(file, 0, &je);
+        if (!doc) {
+            json_decref(points);
+            return colo_error_set(err, COLO_EIO, file, je.line, NULL, "%s", je.text);
+        }
+        if (json_array_append_new(points, doc)) {
+            json_decref(points);
+            points = NULL;
+        }
+    }
+    if (!points) return colo_error_set(err, COLO_ENOMEM, dir, 0, NULL, "out of memory");
+    *out = points;
+    return 0;
+}
+
+static json_t *study_head(const colo_study_t *s, const char *kind)
+{
+    json_t *axes = json_array();
+    for (size_t a = 0; a < s->n_axes && axes; a++)
+        json_array_append_new(axes, json_string(s->axes[a].key));
+    return json_pack("{s:{s:s,s:i},s:s,s:s,s:s,s:o,s:o}", "colosim", "version", COLO_VERSION,
+                     "results_format", 1, "kind", kind, "study", s->path, "scenario", s->scenario,
+                     "axes", axes, "set", string_array(s->sets, s->n_sets));
+}
+
+int colo_sweep_run(const colo_study_t *s, const colo_sweep_opts_t *o, colo_error_t *err)
+{
+    const char *dir = o->out_dir ? o->out_dir : s->out_dir;
+    char *pdir = out_path(dir, "points");
+    if (!pdir) return colo_error_set(err, COLO_ENOMEM, s->path, 0, NULL, "out of memory");
+    int rc = run_points(s, o, pdir, sweep_point, err);
+    json_t *points = NULL, *doc = NULL;
+    if (!rc) rc = gather(s, pdir, &points, err);
+    colo_free(pdir);
+    if (!rc && !(doc = study_head(s, "sweep")))
+        rc = colo_error_set(err, COLO_ENOMEM, s->path, 0, NULL, "out of memory");
+    if (!rc) json_object_set(doc, "points", points);
+    char *jpath = out_path(dir, "sweep.json"), *cpath = out_path(dir, "sweep.csv");
+    if (!rc && (!jpath || !cpath))
+        rc = colo_error_set(err, COLO_ENOMEM, dir, 0, NULL, "out of memory");
+    if (!rc) rc = colo_results_write(doc, jpath, err);
+    if (!rc) rc = write_sweep_csv(s, points, cpath, err);
+    if (!rc && !o->quiet) {
+        size_t failed = 0, i;
+        json_t *p;
+        json_array_foreach(points, i, p) failed += json_object_get(p, "error") != NULL;
+        printf("%zu points (%zu could not run: see \"error\"); written to %s and %s\n",
+               json_array_size(points), failed, jpath, cpath);
+    }
+    colo_free(jpath);
+    colo_free(cpath);
+    json_decref(points);
+    json_decref(doc);
+    return rc;
+}
+
+/* ---- search ---- */
+
+/* Whether every tenant with an SLO meets the goal at this value, over the replications. */
+static int passes(const colo_study_t *s, char **sets, size_t n, double x, bool *ok,
+                  colo_error_t *err)
+{
+    char kv[256], seed[64];
+    snprintf(kv, sizeof kv, "%s=%.9g", s->search.key, x);
+    if (!strpbrk(kv + strlen(s->search.key) + 1, ".eEn"))
+        strncat(kv, ".0", sizeof kv - strlen(kv) - 1);
+    sets[n] = kv;
+    sets[n + 1] = seed;
+    int reps = s->search.replications;
+    double sum[64] = {0}, sq[64] = {0};
+    bool has[64] = {false};
+    size_t nt = 0;
+    bool any_slo = false;
+    int rc = 0;
+    for (int r = 0; r < reps && !rc; r++) {
+        snprintf(seed, sizeof seed, "seed=%d", r + 1);
+        json_t *res;
+        rc = simulate(s->scenario, sets, n + 2, &res, err);
+        if (rc) break;
+        size_t i;
+        json_t *t;
+        json_array_foreach(json_object_get(res, "tenants"), i, t)
+        {
+            if (i >= 64) break;
+            json_t *a = json_object_get(t, "slo_attainment");
+            if (!json_is_number(a)) continue;
+            any_slo = true;
+            has[i] = true;
+            double v = json_number_value(a);
+            sum[i] += v;
+            sq[i] += v * v;
+            if (i + 1 > nt) nt = i + 1;
+        }
+        json_decref(res);
+    }
+    sets[n] = sets[n + 1] = NULL;
+    if (rc) return rc;
+    if (!any_slo)
+        return colo_error_set(err, COLO_EINVAL, s->scenario, 0, NULL,
+                              "no tenant has an SLO (slo_ms): search has nothing to meet");
+    double t = reps > 1 ? gsl_cdf_tdist_Pinv(s->search.confidence, reps - 1) : 0;
+    *ok = true;
+    for (size_t i = 0; i < nt; i++) {
+        double mean = sum[i] / reps;
+        double var = reps > 1 ? (sq[i] - reps * mean * mean) / (reps - 1) : 0;
+        double lower = mean - t * sqrt(var > 0 ? var : 0) / sqrt((double)reps);
+        if (has[i] && lower < s->search.attainment - 1e-12) *ok = false;
+    }
+    return 0;
+}
+
+int colo_search_point(const colo_study_t *s, char **sets, size_t n, double *capacity,
+                      bool *lo_fails, bool *hi_passes, colo_error_t *err)
+{
+    double lo = s->search.lo, hi = s->search.hi;
+    bool ok;
+    *lo_fails = *hi_passes = false;
+    int rc = passes(s, sets, n, lo, &ok, err);
+    if (rc) return rc;
+    if (!ok) {
+        *lo_fails = true;
+        *capacity = lo;
+        return 0;
+    }
+    if ((rc = passes(s, sets, n, hi, &ok, err))) return rc;
+    if (ok) {
+        *hi_passes = true;
+        *capacity = hi;
+        return 0;
+    }
+    while (hi - lo > s->search.tolerance * lo) {
+        double mid = 0.5 * (lo + hi);
+        if ((rc = passes(s, sets, n, mid, &ok, err))) return rc;
+        if (ok)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    *capacity = lo;
+    return 0;
+}
+
+static json_t *search_point(const colo_study_t *s, size_t i, char **sets, size_t n)
+{
+    colo_error_t err;
+    colo_error_clear(&err);
+    double cap = 0;
+    bool lo_fails, hi_passes;
+    int rc = colo_search_point(s, sets, n, &cap, &lo_fails, &hi_passes, &err);
+    json_t *doc = json_pack("{s:I,s:o,s:o}", "point", (json_int_t)i, "values", values_json(s, i),
+                            "overrides", string_array(sets, n));
+    if (!doc) return NULL;
+    if (rc) {
+        char msg[2048];
+        colo_error_format(&err, msg, sizeof msg);
+        json_object_set_new(doc, "error", json_string(msg));
+        return doc;
+    }
+    json_object_set_new(doc, "capacity", json_real(cap));
+    json_object_set_new(doc, "bracket",
+                        json_string(lo_fails    ? "below lo"
+                                    : hi_passes ? "at or above hi"
+                                                : "found"));
+    return doc;
+}
+
+int colo_search_run(const colo_study_t *s, const colo_sweep_opts_t *o, colo_error_t *err)
+{
+    if (!s->search.given)
+        return colo_error_set(err, COLO_EINVAL, s->path, 0, "search",
+                              "the study has no search = { key = \"load_scale\"; ... } section");
+    const char *dir = o->out_dir ? o->out_dir : s->out_dir;
+    char *pdir = out_path(dir, "search");
+    if (!pdir) return colo_error_set(err, COLO_ENOMEM, s->path, 0, NULL, "out of memory");
+    int rc = run_points(s, o, pdir, search_point, err);
+    json_t *points = NULL, *doc = NULL;
+    if (!rc) rc = gather(s, pdir, &points, err);
+    colo_free(pdir);
+    if (!rc && !(doc = study_head(s, "search")))
+        rc = colo_error_set(err, COLO_ENOMEM, s->path, 0, NULL, "out of memory");
+    if (!rc) {
+        json_object_set(doc, "points", points);
+        json_object_set_new(doc, "search",
+                            json_pack("{s:s,s:f,s:f,s:f,s:i,s:f,s:f}", "key", s->search.key, "lo",
+                                      s->search.lo, "hi", s->search.hi, "tolerance",
+                                      s->search.tolerance, "replications", s->search.replications,
+                                      "confidence", s->search.confidence, "attainment",
+                                      s->search.attainment));
+    }
+    char *jpath = out_path(dir, "search.json"), *cpath = out_path(dir, "search.csv");
+    if (!rc && (!jpath || !cpath))
+        rc = colo_error_set(err, COLO_ENOMEM, dir, 0, NULL, "out of memory");
+    if (!rc) rc = colo_results_write(doc, jpath, err);
+    colo_atomic_file_t af;
+    if (!rc && !(rc = colo_atomic_open(&af, cpath, err))) {
+        fputs("point", af.f);
+        for (size_t a = 0; a < s->n_axes; a++) {
+            fputc(',', af.f);
+            csv_text(af.f, s->axes[a].key);
+        }
+        fprintf(af.f, ",capacity_%s,bracket,error\n", s->search.key);
+        size_t i;
+        json_t *p;
+        json_array_foreach(points, i, p)
+        {
+            fprintf(af.f, "%zu", i);
+            for (size_t a = 0; a < s->n_axes; a++) {
+                fputc(',', af.f);
+                csv_text(af.f, colo_study_value(s, i, a));
+            }
+            json_t *e = json_object_get(p, "error");
+            if (e) {
+                fputs(",,,", af.f);
+                csv_text(af.f, json_string_value(e));
+                fputc('\n', af.f);
+            } else {
+                fprintf(af.f, ",%.6g,%s,\n", num(p, "capacity"),
+                        json_string_value(json_object_get(p, "bracket")));
+            }
+        }
+        rc = colo_atomic_commit(&af, err);
+    }
+    if (!rc && !o->quiet) {
+        printf("highest %s at which every tenant meets its SLO for >= %.4g of requests (%d "
+               "replications, %.0f %% lower confidence bound)\n\n",
+               s->search.key, s->search.attainment, s->search.replications,
+               100 * s->search.confidence);
+        for (size_t a = 0; a < s->n_axes; a++)
+            printf("%-16.16s ", s->axes[a].key);
+        printf("%12s\n", "capacity");
+        size_t i;
+        json_t *p;
+        json_array_foreach(points, i, p)
+        {
+            for (size_t a = 0; a < s->n_axes; a++)
+                printf("%-16.16s ", colo_study_value(s, i, a));
+            json_t *e = json_object_get(p, "error");
+            const char *br = json_string_value(json_object_get(p, "bracket"));
+            if (e)
+                printf("%12s  %s\n", "-", json_string_value(e));
+            else
+                printf("%12.4g%s\n", num(p, "capacity"),
+                       strcmp(br, "found") == 0      ? ""
+                       : strcmp(br, "below lo") == 0 ? "  (fails even at lo)"
+                                                     : "  (meets it at hi: raise hi)");
+        }
+        printf("\nwritten to %s and %s\n", jpath, cpath);
+    }
+    colo_free(jpath);
+    colo_free(cpath);
+    json_decref(points);
+    json_decref(doc);
+    return rc;
+}

@@ -1,0 +1,84 @@
+/* study.h: studies of many simulations (docs/studies.md): a base scenario and axes of scenario
+ * keys to vary, as a grid or a list of points; `colosim sweep` runs every point in parallel on
+ * local cores and resumes an interrupted study; `colosim search` finds, for every point, the
+ * highest value of one key (usually load_scale) at which every tenant still meets its SLO. */
+#ifndef COLO_STUDY_H
+#define COLO_STUDY_H
+
+#include "errors.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct colo_axis {
+    char *key;     /* a scenario key, as --set takes it */
+    size_t n;      /* values */
+    char **values; /* as --set values: "mps", "0.5" */
+} colo_axis_t;
+
+typedef struct colo_study {
+    char *path, *dir;
+    char *scenario; /* the base scenario, resolved against the study's folder */
+    char *out_dir;  /* where results go: the study's "output", else NAME.out beside it */
+    bool grid;      /* grid: every combination; list: points as written */
+    size_t n_axes;
+    colo_axis_t *axes;
+    size_t n_sets;
+    char **sets; /* fixed overrides for every point */
+    /* list mode: points[i] has one value per axis (axes then name the columns) */
+    size_t n_points;
+    char ***points;
+    /* search */
+    struct {
+        bool given;
+        char *key;
+        double lo, hi, tolerance;
+        int replications;
+        double confidence; /* of the lower bound on each tenant's SLO attainment */
+        double attainment; /* the share of requests within SLO every tenant must reach */
+    } search;
+    /* plot */
+    struct {
+        char *x, *by; /* axis keys; by may be NULL */
+        char *y;      /* "p50", "p90", "p99", "p999", "mean", "throughput", "slo_attainment" */
+    } plot;
+} colo_study_t;
+
+/* Reads a study file (libconfig). Errors name the file, line and key. *out is new. */
+int colo_study_load(const char *path, colo_study_t **out, colo_error_t *err);
+void colo_study_free(colo_study_t *s);
+
+/* Number of points, and the overrides of point i: the study's sets, then one "key=value" per
+ * axis. *sets is a new array of n_sets strings (colo_study_point_free). */
+size_t colo_study_n_points(const colo_study_t *s);
+int colo_study_point(const colo_study_t *s, size_t i, char ***sets, size_t *n_sets);
+void colo_study_point_free(char **sets, size_t n);
+/* The value of axis a at point i (borrowed). */
+const char *colo_study_value(const colo_study_t *s, size_t i, size_t a);
+
+typedef struct colo_sweep_opts {
+    int jobs;      /* worker processes; 0: all online cores */
+    bool progress; /* a progress bar on standard error */
+    bool quiet;
+    const char *out_dir; /* overrides the study's */
+} colo_sweep_opts_t;
+
+/* Runs every point not already finished in the output folder (points/NNNNNN.json, written
+ * whole or not at all), then writes sweep.json and sweep.csv there (deterministic: the same
+ * bytes on 1 core or many). Points that fail (a layout a mechanism cannot hold) are recorded
+ * with their error. 0, or a negative code with err set. */
+int colo_sweep_run(const colo_study_t *s, const colo_sweep_opts_t *o, colo_error_t *err);
+
+/* For each point, bisects the search key between lo and hi: the highest value at which every
+ * tenant's SLO attainment has a one-sided lower confidence bound (Student t over the
+ * replications, seeds seed, seed+1, ...) of at least the goal. Writes search.json and
+ * search.csv to the output folder and prints the table. 0 or a negative code. */
+int colo_search_run(const colo_study_t *s, const colo_sweep_opts_t *o, colo_error_t *err);
+
+/* Runs the search at one point: *capacity gets the answer (lo when even lo fails, with
+ * *bracketed false; hi when hi passes). For tests and for colo_search_run. */
+int colo_search_point(const colo_study_t *s, char **sets, size_t n_sets, double *capacity,
+                      bool *lo_fails, bool *hi_passes, colo_error_t *err);
+
+#endif

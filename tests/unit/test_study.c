@@ -1,0 +1,196 @@
+/* test_study.c: study files, sweeps (identical on 1 or many cores, resumed after an
+ * interruption) and the SLO capacity search (a capacity known by hand, monotone in the SLO). */
+#include "helpers.h"
+#include "study.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+TestSuite(study, .init = test_init);
+
+static colo_study_t *load(const char *rel)
+{
+    colo_study_t *s;
+    colo_error_t err;
+    colo_error_clear(&err);
+    cr_assert_eq(colo_study_load(src_path(rel), &s, &err), 0, "%s: %s", rel, err.text);
+    return s;
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "%s", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    rewind(f);
+    char *b = malloc((size_t)n + 1);
+    cr_assert_eq(fread(b, 1, (size_t)n, f), (size_t)n);
+    b[n] = '\0';
+    fclose(f);
+    return b;
+}
+
+static const char *tmpdir(const char *name)
+{
+    static char buf[4][512];
+    static int k;
+    char *b = buf[k++ % 4];
+    snprintf(b, 512, "/tmp/colosim-test-%d-%s", (int)getpid(), name);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", b);
+    cr_assert_eq(system(cmd), 0);
+    return b;
+}
+
+Test(study, grid_points_in_row_major_order)
+{
+    colo_study_t *s = load("tests/fixtures/study_small.cfg");
+    cr_assert_eq(colo_study_n_points(s), 6);
+    cr_assert_str_eq(s->axes[1].values[1], "0.04");
+    char **sets;
+    size_t n;
+    cr_assert_eq(colo_study_point(s, 4, &sets, &n), 0);
+    cr_assert_eq(n, 4);
+    cr_assert_str_eq(sets[0], "duration_s=0.5");
+    cr_assert_str_eq(sets[2], "sharing.mode=mps");
+    cr_assert_str_eq(sets[3], "load_scale=0.04");
+    colo_study_point_free(sets, n);
+    cr_assert(strstr(s->out_dir, "tests/fixtures/study_small.out"), "%s", s->out_dir);
+    cr_assert_str_eq(s->plot.by, "sharing.mode");
+    colo_study_free(s);
+}
+
+Test(study, bad_studies_name_file_line_and_key)
+{
+    static const struct {
+        const char *text, *key, *what;
+        int line;
+    } cases[] = {
+        {"scenario = \"x.cfg\";\ngrid = ( { key = \"seed\"; } );\n", "grid.[0]", "values", 2},
+        {"scenario = \"x.cfg\";\ngrid = ( { key = \"seed\"; values = [1]; bogus = 2; } );\n",
+         "grid.[0].bogus", "unknown key", 2},
+        {"scenario = \"x.cfg\";\nset = [ \"duration_s\" ];\n", "set.[0]", "key=value", 2},
+        {"scenario = \"x.cfg\";\ngrid = ( { key = \"load_scale\"; values = [1.0]; } );\n"
+         "search = { key = \"load_scale\"; };\n",
+         "search.key", "also an axis", 3},
+        {"scenario = \"x.cfg\";\nsearch = { lo = 2.0; hi = 1.0; };\n", "search.hi", "above lo", 2},
+        {"grid = ( );\n", "scenario", "missing", 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const char *path = tmpdir("bad.cfg");
+        FILE *f = fopen(path, "w");
+        fputs(cases[i].text, f);
+        fclose(f);
+        colo_study_t *s = NULL;
+        colo_error_t err;
+        colo_error_clear(&err);
+        cr_expect_lt(colo_study_load(path, &s, &err), 0, "case %zu loaded", i);
+        cr_expect_str_eq(err.key, cases[i].key, "case %zu: %s", i, err.text);
+        cr_expect(strstr(err.text, cases[i].what), "case %zu: %s", i, err.text);
+        if (cases[i].line) cr_expect_eq(err.line, cases[i].line, "case %zu", i);
+        cr_expect_str_eq(err.source, path);
+        remove(path);
+    }
+}
+
+/* The requirement: the same result set on 1 core and on several. */
+Test(study, sweep_is_identical_on_one_or_several_cores, .timeout = 120)
+{
+    colo_study_t *s = load("tests/fixtures/study_small.cfg");
+    const char *a = tmpdir("sweep1"), *b = tmpdir("sweep3");
+    colo_error_t err;
+    colo_error_clear(&err);
+    colo_sweep_opts_t o1 = {.jobs = 1, .quiet = true, .out_dir = a};
+    colo_sweep_opts_t o3 = {.jobs = 3, .quiet = true, .out_dir = b};
+    cr_assert_eq(colo_sweep_run(s, &o1, &err), 0, "%s", err.text);
+    cr_assert_eq(colo_sweep_run(s, &o3, &err), 0, "%s", err.text);
+    char pa[600], pb[600];
+    const char *files[] = {"sweep.json", "sweep.csv"};
+    for (int k = 0; k < 2; k++) {
+        snprintf(pa, sizeof pa, "%s/%s", a, files[k]);
+        snprintf(pb, sizeof pb, "%s/%s", b, files[k]);
+        char *x = slurp(pa), *y = slurp(pb);
+        cr_assert_str_eq(x, y, "%s differs", files[k]);
+        free(x);
+        free(y);
+    }
+    /* 6 points x 2 tenants + header, and the load axis shows in the throughput */
+    snprintf(pa, sizeof pa, "%s/sweep.csv", a);
+    char *csv = slurp(pa);
+    size_t lines = 0;
+    for (char *c = csv; *c; c++)
+        lines += *c == '\n';
+    cr_assert_eq(lines, 13);
+    cr_assert(strncmp(csv, "point,sharing.mode,load_scale,tenant,", 37) == 0, "%.60s", csv);
+    free(csv);
+    colo_study_free(s);
+}
+
+/* A point whose file is gone is run again; finished ones are not touched. */
+Test(study, sweep_resumes_where_it_stopped, .timeout = 120)
+{
+    colo_study_t *s = load("tests/fixtures/study_small.cfg");
+    const char *d = tmpdir("resume");
+    colo_error_t err;
+    colo_error_clear(&err);
+    colo_sweep_opts_t o = {.jobs = 2, .quiet = true, .out_dir = d};
+    cr_assert_eq(colo_sweep_run(s, &o, &err), 0, "%s", err.text);
+    char p0[600], p3[600], all[600];
+    snprintf(p0, sizeof p0, "%s/points/000000.json", d);
+    snprintf(p3, sizeof p3, "%s/points/000003.json", d);
+    snprintf(all, sizeof all, "%s/sweep.json", d);
+    char *before = slurp(all);
+    struct stat s0;
+    cr_assert_eq(stat(p0, &s0), 0);
+    cr_assert_eq(remove(p3), 0);
+    /* a stale point (other overrides) is redone too */
+    sleep(1);
+    cr_assert_eq(colo_sweep_run(s, &o, &err), 0, "%s", err.text);
+    struct stat s0b, s3;
+    cr_assert_eq(stat(p0, &s0b), 0);
+    cr_assert_eq(stat(p3, &s3), 0, "point 3 was not run again");
+    cr_assert_eq(s0.st_mtime, s0b.st_mtime, "point 0 was run again");
+    cr_assert_eq(s0.st_ino, s0b.st_ino, "point 0 was rewritten");
+    char *after = slurp(all);
+    cr_assert_str_eq(before, after);
+    free(before);
+    free(after);
+    colo_study_free(s);
+}
+
+/* Constant arrivals at 100/s x load_scale: the SLO holds while a request ends before the next
+ * arrives, so the capacity is 1 / (100/s x the tenant's time alone). A looser SLO lets a
+ * backlog build first, so capacity never shrinks as the SLO grows. */
+Test(study, search_finds_the_capacity_by_hand_and_is_monotone_in_the_slo, .timeout = 120)
+{
+    colo_study_t *s = load("tests/fixtures/study_search_one.cfg");
+    test_run_t r = run_scenario(src_path("tests/fixtures/search_one.cfg"), NULL, 0);
+    double alone_s = COLO_TO_S(r.sim->t[0].isolated);
+    run_free(&r);
+    double expected = 1.0 / (100.0 * alone_s);
+    double cap[3];
+    for (size_t i = 0; i < 3; i++) {
+        char **sets;
+        size_t n;
+        cr_assert_eq(colo_study_point(s, i, &sets, &n), 0);
+        bool lo_fails, hi_passes;
+        colo_error_t err;
+        colo_error_clear(&err);
+        cr_assert_eq(colo_search_point(s, sets, n, &cap[i], &lo_fails, &hi_passes, &err), 0, "%s",
+                     err.text);
+        cr_assert(!lo_fails && !hi_passes, "point %zu not bracketed", i);
+        colo_study_point_free(sets, n);
+    }
+    for (size_t i = 0; i < 2; i++)
+        cr_expect_float_eq(cap[i], expected, 0.005 * expected, "SLO point %zu: %g vs %g", i, cap[i],
+                           expected);
+    cr_expect_leq(cap[0], cap[1]);
+    cr_expect_leq(cap[1], cap[2]);
+    cr_expect_gt(cap[2], expected, "a 50 ms SLO tolerates a backlog");
+    colo_study_free(s);
+}
