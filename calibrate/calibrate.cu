@@ -10,6 +10,7 @@
  * Exit status: 0 written; 2 bad arguments; 3 written, some checks failed; 77 no usable GPU;
  * 1 other error (nothing written). */
 #include "device_json.h"
+#include "driver_entry.h"
 
 #include <cuda.h>
 #include <cuda_fp16.h>
@@ -64,23 +65,10 @@ extern char **environ;
     X(cuCtxPushCurrent)                                                                            \
     X(cuCtxPopCurrent)                                                                             \
     X(cuStreamDestroy)
-#define DECLARE(fn) static decltype(&fn) p_##fn;
-DRIVER_FUNCS(DECLARE)
-#undef DECLARE
+DRIVER_FUNCS(COLO_DRIVER_DECLARE)
 
-/* 0, or the name of the first function the driver lacks. */
-static const char *load_driver(void)
-{
-    cudaDriverEntryPointQueryResult q;
-#define LOAD(fn)                                                                                   \
-    if (cudaGetDriverEntryPointByVersion(#fn, (void **)&p_##fn, 12040, cudaEnableDefault, &q) !=   \
-            cudaSuccess ||                                                                         \
-        q != cudaDriverEntryPointSuccess || !p_##fn)                                               \
-        return #fn;
-    DRIVER_FUNCS(LOAD)
-#undef LOAD
-    return NULL;
-}
+/* NULL, or the name of the first function the driver lacks. */
+static const char *load_driver(void) { COLO_DRIVER_LOADER(DRIVER_FUNCS) }
 
 #define CKD(call)                                                                                  \
     do {                                                                                           \

@@ -6,8 +6,7 @@
  * this GPU; copies of the traced sizes go from and to pinned memory; host gaps are waits on the
  * host between launches. Green Contexts come from the driver through the runtime's entry-point
  * query, so the binary starts (and says so) on a machine without a GPU. */
-#include <cuda.h>
-#include <cuda_runtime.h>
+#include "driver_entry.h"
 
 extern "C" {
 #include "alloc.h"
@@ -36,22 +35,10 @@ extern "C" {
     X(cuGreenCtxStreamCreate)                                                                      \
     X(cuCtxFromGreenCtx)                                                                           \
     X(cuCtxSetCurrent)
-#define DECLARE(fn) static decltype(&fn) p_##fn;
-DRIVER_FUNCS(DECLARE)
-#undef DECLARE
+DRIVER_FUNCS(COLO_DRIVER_DECLARE)
 
-static const char *load_driver(void)
-{
-    cudaDriverEntryPointQueryResult q;
-#define LOAD(fn)                                                                                   \
-    if (cudaGetDriverEntryPointByVersion(#fn, (void **)&p_##fn, 12040, cudaEnableDefault, &q) !=   \
-            cudaSuccess ||                                                                         \
-        q != cudaDriverEntryPointSuccess || !p_##fn)                                               \
-        return #fn;
-    DRIVER_FUNCS(LOAD)
-#undef LOAD
-    return NULL;
-}
+/* NULL, or the name of the first function the driver lacks. */
+static const char *load_driver(void) { COLO_DRIVER_LOADER(DRIVER_FUNCS) }
 
 /* The synthetic kernel: reads n4 float4 from buf starting at first (DRAM traffic), then does
  * iters rounds of 8 dependent FMAs per thread, touching smem_words of shared memory. */
