@@ -46,3 +46,17 @@ void colo_csv_chomp(char *s)
     while (n && (s[n - 1] == '\n' || s[n - 1] == '\r'))
         s[--n] = '\0';
 }
+
+void colo_csv_write_field(FILE *f, const char *s)
+{
+    if (!strpbrk(s, ",\"\n\r")) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"') fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}

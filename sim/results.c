@@ -1,6 +1,7 @@
 /* results.c: results JSON and the terminal summary. */
 #include "results.h"
 #include "atomic_file.h"
+#include "csv.h"
 #include "version.h"
 
 #include <string.h>
@@ -334,20 +335,6 @@ void colo_results_print_compare(json_t *const *results, const char *const *names
     fprintf(f, "\n");
 }
 
-/* A CSV field: quoted when it holds a comma, quote or line break (RFC 4180). */
-static void csv_field(FILE *f, const char *s)
-{
-    if (!strpbrk(s, ",\"\n\r")) {
-        fputs(s, f);
-        return;
-    }
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"') fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
-}
 
 /* One CSV cell from a JSON value: numbers in full precision, null empty. */
 static void csv_value(FILE *f, json_t *v)
@@ -358,7 +345,7 @@ static void csv_value(FILE *f, json_t *v)
     else if (json_is_number(v))
         fprintf(f, "%.10g", json_number_value(v));
     else if (json_is_string(v))
-        csv_field(f, json_string_value(v));
+        colo_csv_write_field(f, json_string_value(v));
 }
 
 int colo_results_write_csv(json_t *const *runs, size_t n, const char *path, colo_error_t *err)
@@ -385,7 +372,7 @@ int colo_results_write_csv(json_t *const *runs, size_t n, const char *path, colo
         json_t *t;
         json_array_foreach(json_object_get(runs[r], "tenants"), i, t)
         {
-            csv_field(f, json_string_value(json_object_get(sc, "file")));
+            colo_csv_write_field(f, json_string_value(json_object_get(sc, "file")));
             csv_value(f, json_object_get(sc, "gpu"));
             csv_value(f, json_object_get(json_object_get(sc, "sharing"), "mode"));
             csv_value(f, json_object_get(runs[r], "seed"));

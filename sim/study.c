@@ -4,6 +4,7 @@
 #include "alloc.h"
 #include "atomic_file.h"
 #include "cfg.h"
+#include "csv.h"
 #include "json_lines.h"
 #include "results.h"
 #include "scenario.h"
@@ -593,19 +594,6 @@ static json_t *sweep_point(const colo_study_t *s, size_t i, char **sets, size_t 
 
 static const char *const csv_metrics[] = {"p50", "p90", "p99", "p999", "mean"};
 
-static void csv_text(FILE *f, const char *v)
-{
-    if (!strpbrk(v, ",\"\n")) {
-        fputs(v, f);
-        return;
-    }
-    fputc('"', f);
-    for (; *v; v++) {
-        if (*v == '"') fputc('"', f);
-        fputc(*v, f);
-    }
-    fputc('"', f);
-}
 
 static double num(json_t *o, const char *k)
 {
@@ -622,7 +610,7 @@ static int write_sweep_csv(const colo_study_t *s, json_t *points, const char *pa
     fputs("point", f);
     for (size_t a = 0; a < s->n_axes; a++) {
         fputc(',', f);
-        csv_text(f, s->axes[a].key);
+        colo_csv_write_field(f, s->axes[a].key);
     }
     fputs(",tenant,arrived,completed,dropped,p50_ms,p90_ms,p99_ms,p999_ms,mean_ms,"
           "throughput_rps,goodput_rps,slo_ms,slo_attainment,gpu_busy,error\n",
@@ -638,17 +626,17 @@ static int write_sweep_csv(const colo_study_t *s, json_t *points, const char *pa
             fprintf(f, "%zu", i);
             for (size_t a = 0; a < s->n_axes; a++) {
                 fputc(',', f);
-                csv_text(f, colo_study_value(s, i, a));
+                colo_csv_write_field(f, colo_study_value(s, i, a));
             }
             if (!res) {
                 fputs(",,,,,,,,,,,,,,,", f);
-                csv_text(f, json_string_value(json_object_get(p, "error")));
+                colo_csv_write_field(f, json_string_value(json_object_get(p, "error")));
                 fputc('\n', f);
                 continue;
             }
             json_t *tn = json_array_get(ts, t), *lat = json_object_get(tn, "latency_ms");
             fputc(',', f);
-            csv_text(f, json_string_value(json_object_get(tn, "name")));
+            colo_csv_write_field(f, json_string_value(json_object_get(tn, "name")));
             fprintf(f, ",%lld,%lld,%lld",
                     (long long)json_integer_value(json_object_get(tn, "arrived")),
                     (long long)json_integer_value(json_object_get(tn, "completed")),
@@ -892,7 +880,7 @@ int colo_search_run(const colo_study_t *s, const colo_sweep_opts_t *o, colo_erro
         fputs("point", af.f);
         for (size_t a = 0; a < s->n_axes; a++) {
             fputc(',', af.f);
-            csv_text(af.f, s->axes[a].key);
+            colo_csv_write_field(af.f, s->axes[a].key);
         }
         fprintf(af.f, ",capacity_%s,bracket,error\n", s->search.key);
         size_t i;
@@ -902,12 +890,12 @@ int colo_search_run(const colo_study_t *s, const colo_sweep_opts_t *o, colo_erro
             fprintf(af.f, "%zu", i);
             for (size_t a = 0; a < s->n_axes; a++) {
                 fputc(',', af.f);
-                csv_text(af.f, colo_study_value(s, i, a));
+                colo_csv_write_field(af.f, colo_study_value(s, i, a));
             }
             json_t *e = json_object_get(p, "error");
             if (e) {
                 fputs(",,,", af.f);
-                csv_text(af.f, json_string_value(e));
+                colo_csv_write_field(af.f, json_string_value(e));
                 fputc('\n', af.f);
             } else {
                 fprintf(af.f, ",%.6g,%s,\n", num(p, "capacity"),
