@@ -34,11 +34,12 @@ extern "C" {
     X(cuGreenCtxCreate)                                                                            \
     X(cuGreenCtxStreamCreate)                                                                      \
     X(cuCtxFromGreenCtx)                                                                           \
-    X(cuCtxSetCurrent)
+    X(cuCtxSetCurrent)                                                                             \
+    X(cuCtxGetCurrent)
 DRIVER_FUNCS(COLO_DRIVER_DECLARE)
 
 /* NULL, or the name of the first function the driver lacks. */
-static const char *load_driver(void) { COLO_DRIVER_LOADER(DRIVER_FUNCS) }
+static const char *load_driver(void){COLO_DRIVER_LOADER(DRIVER_FUNCS)}
 
 /* The synthetic kernel: reads n4 float4 from buf starting at first (DRAM traffic), then does
  * iters rounds of 8 dependent FMAs per thread, touching smem_words of shared memory. */
@@ -286,7 +287,10 @@ static int cuda_prepare(const colo_scenario_t *sc, const colo_live_plan_t *plan,
                               "the driver has no %s: no Green Contexts on this machine", missing);
     CUdevice dev = 0;
     CUdevResource all;
+    CUcontext primary = NULL;
     if (green) {
+        CK(cudaFree(0), "creating the primary context");
+        p_cuCtxGetCurrent(&primary);
         if (p_cuDeviceGet(&dev, 0) != CUDA_SUCCESS ||
             p_cuDeviceGetDevResource(dev, &all, CU_DEV_RESOURCE_TYPE_SM) != CUDA_SUCCESS)
             return colo_error_set(err, COLO_EUNSUPPORTED, NULL, 0, NULL,
@@ -297,6 +301,7 @@ static int cuda_prepare(const colo_scenario_t *sc, const colo_live_plan_t *plan,
         if (pt->process != proc || sc->tenants[i].command) continue;
         tenant_rt &tr = T[i];
         tr.used = true;
+        if (primary) p_cuCtxSetCurrent(primary); /* fitting runs on the whole GPU */
         int rc = build_ops(sc, i, tr.ops, err);
         if (rc) return rc;
         /* fit on the whole GPU, alone, in the primary context */
@@ -319,14 +324,16 @@ static int cuda_prepare(const colo_scenario_t *sc, const colo_live_plan_t *plan,
             p_cuCtxFromGreenCtx(&tr.ctx, gctx) != CUDA_SUCCESS)
             return colo_error_set(err, COLO_EUNSUPPORTED, sc->path, 0, sc->tenants[i].name,
                                   "cannot make a Green Context of %d SMs", pt->sms);
+        /* the primary context's stream and buffers served the fitting; the tenant's own live
+         * in its Green Context */
+        cudaStreamDestroy(tr.stream);
+        cudaFree(tr.buf);
+        cudaFree(tr.sink);
+        cudaFree(tr.dev);
+        cudaFreeHost(tr.host);
         tr.stream = (cudaStream_t)gs;
         p_cuCtxSetCurrent(tr.ctx);
-        tenant_rt fresh = tr; /* buffers of its own context */
-        if ((rc = alloc_buffers(fresh, tr.ops, sc->gpu, err))) return rc;
-        tr.buf = fresh.buf;
-        tr.sink = fresh.sink;
-        tr.dev = fresh.dev;
-        tr.host = fresh.host;
+        if ((rc = alloc_buffers(tr, tr.ops, sc->gpu, err))) return rc;
         tr.cursor = 0;
     }
     return 0;
