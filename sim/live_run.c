@@ -48,6 +48,18 @@ static void sleep_ns(long long d)
     if (d > 0) sleep_until(now_ns() + d);
 }
 
+/* Waits up to ms for pid to exit, then kills it. True when it exited by itself; *st is its
+ * status either way. */
+static bool reap_within(pid_t pid, int ms, int *st)
+{
+    for (int k = 0; k < ms / 10 && waitpid(pid, st, WNOHANG) == 0; k++)
+        sleep_ns(10000000);
+    if (waitpid(pid, st, WNOHANG) != 0) return true;
+    kill(pid, SIGKILL);
+    waitpid(pid, st, 0);
+    return false;
+}
+
 /* ---- the CPU stand-in ---- */
 
 static colo_time_t *cpu_isolated;
@@ -394,12 +406,7 @@ static void command_stop(struct command_tenant *ct)
     else
         close(ct->from);
     int st;
-    for (int k = 0; k < 500 && waitpid(ct->pid, &st, WNOHANG) == 0; k++)
-        sleep_ns(10000000);
-    if (waitpid(ct->pid, &st, WNOHANG) == 0) {
-        kill(ct->pid, SIGKILL);
-        waitpid(ct->pid, &st, 0);
-    }
+    reap_within(ct->pid, 5000, &st);
     ct->pid = 0;
 }
 
@@ -604,13 +611,7 @@ static int run_control(const char *control, const char *arg, const char *input)
     }
     close(in[1]);
     int st = 0;
-    for (int k = 0; k < 1000 && waitpid(pid, &st, WNOHANG) == 0; k++)
-        sleep_ns(10000000);
-    if (waitpid(pid, &st, WNOHANG) == 0) {
-        kill(pid, SIGKILL);
-        waitpid(pid, &st, 0);
-        return -1;
-    }
+    if (!reap_within(pid, 10000, &st)) return -1;
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
