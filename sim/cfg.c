@@ -423,3 +423,15 @@ int colo_cfg_override(config_t *cfg, const char *assignment, int index, colo_err
     }
     return colo_error_set(err, COLO_EINVAL, "--set", index, NULL, "empty key");
 }
+
+int colo_path_join(const char *dir, const char *rel, char **out)
+{
+    size_t n = strlen(dir) + strlen(rel) + 2;
+    *out = colo_malloc(n);
+    if (!*out) return COLO_ENOMEM;
+    if (rel[0] == '/' || !dir[0])
+        snprintf(*out, n, "%s", rel);
+    else
+        snprintf(*out, n, "%s/%s", dir, rel);
+    return 0;
+}

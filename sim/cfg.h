@@ -25,6 +25,10 @@ enum {
  * the file and line and returns COLO_EPARSE or COLO_EIO. */
 int colo_cfg_read_file(config_t *cfg, const char *path, colo_error_t *err);
 
+/* rel joined to dir (as written when rel is absolute or dir is empty) in a new string *out
+ * (colo_free). 0 or COLO_ENOMEM. For the relative paths of scenario and study files. */
+int colo_path_join(const char *dir, const char *rel, char **out);
+
 /* Writes the libconfig path of s ("tenants.[1].arrival.rate") into buf. */
 void colo_cfg_path(const config_setting_t *s, char *buf, size_t n);
 

@@ -142,18 +142,6 @@ static int read_sharing(const colo_cfg_reader_t *r, const config_setting_t *root
     return 0;
 }
 
-static int path_join(const char *dir, const char *rel, char **out)
-{
-    size_t n = strlen(dir) + strlen(rel) + 2;
-    *out = colo_malloc(n);
-    if (!*out) return COLO_ENOMEM;
-    if (rel[0] == '/' || !dir[0])
-        snprintf(*out, n, "%s", rel);
-    else
-        snprintf(*out, n, "%s/%s", dir, rel);
-    return 0;
-}
-
 /* Loads the trace at path once for the whole scenario; returns its index. */
 static int intern_trace(colo_scenario_t *sc, const char *path, size_t *idx, colo_error_t *err)
 {
@@ -201,7 +189,7 @@ static int valid_name(const char *s)
 static int read_variant(const colo_cfg_reader_t *r, const config_setting_t *at, colo_scenario_t *sc,
                         const char *file, colo_variant_t *v)
 {
-    int rc = path_join(sc->dir, file, &v->path);
+    int rc = colo_path_join(sc->dir, file, &v->path);
     if (rc) return rc;
     struct stat st;
     int serr = stat(v->path, &st) != 0 ? errno : 0;
@@ -529,7 +517,7 @@ static int read_scenario(const colo_cfg_reader_t *r, const config_setting_t *roo
     if (cal && strcmp(cal, "none") == 0) {
         if (!(sc->calibration = colo_strdup(cal))) return COLO_ENOMEM;
     } else if (cal && strcmp(cal, "auto") != 0) {
-        if ((rc = path_join(sc->dir, cal, &sc->calibration))) return rc;
+        if ((rc = colo_path_join(sc->dir, cal, &sc->calibration))) return rc;
         struct stat st;
         if (stat(sc->calibration, &st) != 0 || !S_ISREG(st.st_mode))
             return colo_cfg_error(r, config_setting_get_member(root, "calibration"), COLO_ENOENT,

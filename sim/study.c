@@ -27,13 +27,19 @@
 
 /* ---- reading ---- */
 
-static char *join_dir(const char *dir, const char *p)
+/* rel joined to dir, or NULL when out of memory. */
+static char *joined(const char *dir, const char *rel)
 {
-    if (p[0] == '/' || !dir[0]) return colo_strdup(p);
-    size_t n = strlen(dir) + strlen(p) + 2;
-    char *s = colo_malloc(n);
-    if (s) snprintf(s, n, "%s/%s", dir, p);
-    return s;
+    char *p;
+    return colo_path_join(dir, rel, &p) ? NULL : p;
+}
+
+/* A number to digits significant digits as --set takes it, kept a float for the loader: 2 -> "2.0".
+ */
+static void float_text(char *buf, size_t n, int digits, double v)
+{
+    snprintf(buf, n, "%.*g", digits, v);
+    if (!strpbrk(buf, ".eEn")) strncat(buf, ".0", n - strlen(buf) - 1);
 }
 
 /* A scalar setting as --set would take it. */
@@ -48,9 +54,7 @@ static char *scalar_text(const config_setting_t *v)
         snprintf(buf, sizeof buf, "%lld", config_setting_get_int64(v));
         return colo_strdup(buf);
     case CONFIG_TYPE_FLOAT:
-        snprintf(buf, sizeof buf, "%.15g", config_setting_get_float(v));
-        /* keep it a float for the loader: 2 -> 2.0 */
-        if (!strpbrk(buf, ".eEn")) strncat(buf, ".0", sizeof buf - strlen(buf) - 1);
+        float_text(buf, sizeof buf, 15, config_setting_get_float(v));
         return colo_strdup(buf);
     case CONFIG_TYPE_BOOL:
         return colo_strdup(config_setting_get_bool(v) ? "true" : "false");
@@ -112,8 +116,7 @@ static int read_axis(const colo_cfg_reader_t *r, const config_setting_t *g, colo
     for (long long i = 0; i < steps; i++) {
         double v = steps == 1 ? from : from + (to - from) * (double)i / (double)(steps - 1);
         char buf[64];
-        snprintf(buf, sizeof buf, "%.6g", v);
-        if (!strpbrk(buf, ".eEn")) strncat(buf, ".0", sizeof buf - strlen(buf) - 1);
+        float_text(buf, sizeof buf, 6, v);
         if (!(a->values[i] = colo_strdup(buf))) return COLO_ENOMEM;
         a->n = (size_t)i + 1;
     }
@@ -231,9 +234,9 @@ static int read_study(const colo_cfg_reader_t *r, const config_setting_t *root, 
     const char *scn, *outp = NULL;
     if (rc || (rc = colo_cfg_string(r, root, "scenario", COLO_CFG_REQUIRED, &scn))) return rc;
     if ((rc = colo_cfg_string(r, root, "output", 0, &outp)) < 0) return rc;
-    if (!(s->scenario = join_dir(s->dir, scn))) return COLO_ENOMEM;
+    if (!(s->scenario = joined(s->dir, scn))) return COLO_ENOMEM;
     if (outp) {
-        if (!(s->out_dir = join_dir(s->dir, outp))) return COLO_ENOMEM;
+        if (!(s->out_dir = joined(s->dir, outp))) return COLO_ENOMEM;
     } else {
         size_t n = strlen(s->path);
         const char *dot = strrchr(s->path, '.');
@@ -480,11 +483,16 @@ static json_t *finished(const char *file, char **sets, size_t n)
     return doc;
 }
 
-static void progress(size_t done, size_t total, size_t skipped, double t0, bool final)
+static double mono_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    double el = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9 - t0;
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void progress(size_t done, size_t total, size_t skipped, double t0, bool final)
+{
+    double el = mono_s() - t0;
     double rate = done > skipped && el > 0 ? (double)(done - skipped) / el : 0;
     double eta = rate > 0 ? (double)(total - done) / rate : 0;
     int width = 30, fill = total ? (int)((double)width * (double)done / (double)total) : width;
@@ -492,13 +500,6 @@ static void progress(size_t done, size_t total, size_t skipped, double t0, bool 
             "##############################", width - fill, "", done, total, rate, (int)eta / 60,
             (int)eta % 60, final ? "\n" : "  ");
     fflush(stderr);
-}
-
-static double mono_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* Runs fn for every point without a finished file under dir/sub, jobs at a time. */
@@ -594,7 +595,6 @@ static json_t *sweep_point(const colo_study_t *s, size_t i, char **sets, size_t 
 
 static const char *const csv_metrics[] = {"p50", "p90", "p99", "p999", "mean"};
 
-
 static double num(json_t *o, const char *k)
 {
     return json_number_value(json_object_get(o, k));
@@ -668,11 +668,6 @@ static int write_sweep_csv(const colo_study_t *s, json_t *points, const char *pa
     return colo_atomic_commit(&af, err);
 }
 
-static char *out_path(const char *dir, const char *name)
-{
-    return join_dir(dir, name);
-}
-
 /* Reads every point file of dir into an array, in point order. */
 static int gather(const colo_study_t *s, const char *dir, json_t **out, colo_error_t *err)
 {
@@ -710,7 +705,7 @@ static json_t *study_head(const colo_study_t *s, const char *kind)
 int colo_sweep_run(const colo_study_t *s, const colo_sweep_opts_t *o, colo_error_t *err)
 {
     const char *dir = o->out_dir ? o->out_dir : s->out_dir;
-    char *pdir = out_path(dir, "points");
+    char *pdir = joined(dir, "points");
     if (!pdir) return colo_error_set(err, COLO_ENOMEM, s->path, 0, NULL, "out of memory");
     int rc = run_points(s, o, pdir, sweep_point, err);
     json_t *points = NULL, *doc = NULL;
@@ -719,7 +714,7 @@ int colo_sweep_run(const colo_study_t *s, const colo_sweep_opts_t *o, colo_error
     if (!rc && !(doc = study_head(s, "sweep")))
         rc = colo_error_set(err, COLO_ENOMEM, s->path, 0, NULL, "out of memory");
     if (!rc) json_object_set(doc, "points", points);
-    char *jpath = out_path(dir, "sweep.json"), *cpath = out_path(dir, "sweep.csv");
+    char *jpath = joined(dir, "sweep.json"), *cpath = joined(dir, "sweep.csv");
     if (!rc && (!jpath || !cpath))
         rc = colo_error_set(err, COLO_ENOMEM, dir, 0, NULL, "out of memory");
     if (!rc) rc = colo_results_write(doc, jpath, err);
@@ -744,10 +739,9 @@ int colo_sweep_run(const colo_study_t *s, const colo_sweep_opts_t *o, colo_error
 static int passes(const colo_study_t *s, char **sets, size_t n, double x, bool *ok,
                   colo_error_t *err)
 {
-    char kv[256], seed[64];
-    snprintf(kv, sizeof kv, "%s=%.9g", s->search.key, x);
-    if (!strpbrk(kv + strlen(s->search.key) + 1, ".eEn"))
-        strncat(kv, ".0", sizeof kv - strlen(kv) - 1);
+    char kv[256], seed[64], num_text[64];
+    float_text(num_text, sizeof num_text, 9, x);
+    snprintf(kv, sizeof kv, "%s=%s", s->search.key, num_text);
     sets[n] = kv;
     sets[n + 1] = seed;
     int reps = s->search.replications;
@@ -854,7 +848,7 @@ int colo_search_run(const colo_study_t *s, const colo_sweep_opts_t *o, colo_erro
         return colo_error_set(err, COLO_EINVAL, s->path, 0, "search",
                               "the study has no search = { key = \"load_scale\"; ... } section");
     const char *dir = o->out_dir ? o->out_dir : s->out_dir;
-    char *pdir = out_path(dir, "search");
+    char *pdir = joined(dir, "search");
     if (!pdir) return colo_error_set(err, COLO_ENOMEM, s->path, 0, NULL, "out of memory");
     int rc = run_points(s, o, pdir, search_point, err);
     json_t *points = NULL, *doc = NULL;
@@ -871,7 +865,7 @@ int colo_search_run(const colo_study_t *s, const colo_sweep_opts_t *o, colo_erro
                                       "confidence", s->search.confidence, "attainment",
                                       s->search.attainment));
     }
-    char *jpath = out_path(dir, "search.json"), *cpath = out_path(dir, "search.csv");
+    char *jpath = joined(dir, "search.json"), *cpath = joined(dir, "search.csv");
     if (!rc && (!jpath || !cpath))
         rc = colo_error_set(err, COLO_ENOMEM, dir, 0, NULL, "out of memory");
     if (!rc) rc = colo_results_write(doc, jpath, err);
