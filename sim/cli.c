@@ -12,6 +12,7 @@
 #include "live_run.h"
 #include "plot.h"
 #include "study.h"
+#include "study_mpi.h"
 #include "results.h"
 #include "scenario.h"
 #include "serving.h"
@@ -117,7 +118,11 @@ static const char usage_sweep[] =
     "skips the points already done. Results: DIR/sweep.json and DIR/sweep.csv, the same bytes\n"
     "whatever N. DIR is the study's output, else STUDY.out beside it. A progress bar (rate, ETA)\n"
     "is shown on a terminal.\n"
-    "  --plot   also draw the study's plot (its plot = { x; by; y; } section) as SVG and PNG\n";
+    "  --plot   also draw the study's plot (its plot = { x; by; y; } section) as SVG and PNG\n"
+    "\n"
+    "On a cluster: mpirun -np R colosim sweep STUDY.cfg (colosim built with MPI) hands points to\n"
+    "the R ranks as they ask, N at a time per rank (default 1), and rank 0 writes the same\n"
+    "results as a local run. Every rank must see the study and its files at the same path.\n";
 
 static const char usage_search[] =
     "usage: colosim search STUDY.cfg [-j N] [-o DIR] [--plot] [-q]\n"
@@ -126,7 +131,7 @@ static const char usage_search[] =
     "for the highest value at which every tenant with an SLO meets it for at least `attainment`\n"
     "of its requests, judged on a one-sided Student-t lower confidence bound over `replications`\n"
     "runs with seeds 1, 2, ... Prints a table of capacity per point; writes DIR/search.json and\n"
-    "DIR/search.csv. Interrupted, it resumes like sweep.\n";
+    "DIR/search.csv. Interrupted, it resumes like sweep; runs under mpirun like sweep.\n";
 
 static const char usage_plot[] =
     "usage: colosim plot sweep DIR|sweep.json [--x KEY] [--by KEY] [--y METRIC] [-o BASE]\n"
@@ -1061,10 +1066,44 @@ static int cmd_study(int argc, char **argv, bool search)
     if (st) return st < 0 ? 0 : st;
     colo_error_t err;
     colo_error_clear(&err);
-    colo_study_t *s;
+    bool mpi = colo_mpi_launched();
+#ifdef COLOSIM_HAVE_MPI
+    if (mpi) {
+        int rank, size;
+        if (colo_mpi_begin(&argc, &argv, &rank, &size, &err)) {
+            print_error(&err);
+            return 1;
+        }
+        o.so.runner = colo_mpi_run_points;
+        if (rank != 0) { /* rank 0 speaks for the study */
+            o.so.quiet = true;
+            o.plot = false;
+        }
+        o.so.progress = o.so.progress && rank == 0;
+    }
+#else
+    if (mpi) {
+        fprintf(stderr,
+                "colosim: started by mpirun for several ranks, but this colosim was built without "
+                "MPI, so every rank would run the whole study; rebuild it with OpenMPI installed "
+                "(libopenmpi-dev; COLOSIM_MPI=AUTO or ON), or run it without mpirun\n");
+        return 1;
+    }
+#endif
+    colo_study_t *s = NULL;
     int rc = colo_study_load(o.file, &s, &err);
+#ifdef COLOSIM_HAVE_MPI
+    /* Every rank reads the study; if one cannot, none starts (rank 0 would wait for it). */
+    if (mpi && !colo_mpi_all(rc == 0) && !rc)
+        rc = colo_error_set(&err, COLO_EIO, o.file, 0, NULL,
+                            "another MPI rank could not read the study (see its message)");
+#endif
     if (rc) {
         print_error(&err);
+        colo_study_free(s);
+#ifdef COLOSIM_HAVE_MPI
+        if (mpi) colo_mpi_end();
+#endif
         return exit_for(rc);
     }
     rc = search ? colo_search_run(s, &o.so, &err) : colo_sweep_run(s, &o.so, &err);
@@ -1084,6 +1123,9 @@ static int cmd_study(int argc, char **argv, bool search)
         }
     }
     colo_study_free(s);
+#ifdef COLOSIM_HAVE_MPI
+    if (mpi) colo_mpi_end();
+#endif
     if (rc) {
         print_error(&err);
         return rc == COLO_ENOMEM || rc == COLO_EIO ? 1 : exit_for(rc);

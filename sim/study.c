@@ -446,8 +446,6 @@ static json_t *values_json(const colo_study_t *s, size_t i)
 
 /* ---- the worker pool: each point in a child process, its result in a file of its own ---- */
 
-typedef json_t *(*point_fn)(const colo_study_t *s, size_t i, char **sets, size_t n);
-
 static int make_dir(const char *path, colo_error_t *err)
 {
     char *p = colo_strdup(path);
@@ -469,18 +467,124 @@ static int make_dir(const char *path, colo_error_t *err)
     return 0;
 }
 
-/* A finished point's file, if it is there and was made with the same overrides. */
-static json_t *finished(const char *file, char **sets, size_t n)
+void colo_study_point_file(char *buf, size_t n, const char *dir, size_t i)
 {
-    json_t *doc = json_load_file(file, 0, NULL);
-    json_t *want = string_array(sets, n);
-    bool same = doc && want && json_equal(json_object_get(doc, "overrides"), want);
-    json_decref(want);
-    if (!same) {
+    snprintf(buf, n, "%s/%06zu.json", dir, i);
+}
+
+int colo_study_todo(const colo_study_t *s, const char *dir, size_t **todo, size_t *n_todo,
+                    colo_error_t *err)
+{
+    size_t total = colo_study_n_points(s), n = 0;
+    int rc = make_dir(dir, err);
+    if (rc) return rc;
+    size_t *t = colo_calloc(total ? total : 1, sizeof *t);
+    if (!t) return colo_error_set(err, COLO_ENOMEM, s->path, 0, NULL, "out of memory");
+    char file[4096];
+    for (size_t i = 0; i < total; i++) {
+        char **sets;
+        size_t ns;
+        if (colo_study_point(s, i, &sets, &ns)) {
+            colo_free(t);
+            return colo_error_set(err, COLO_ENOMEM, s->path, 0, NULL, "out of memory");
+        }
+        colo_study_point_file(file, sizeof file, dir, i);
+        /* A point is done if its file is there and was made with the same overrides. */
+        json_t *doc = json_load_file(file, 0, NULL);
+        json_t *want = string_array(sets, ns);
+        bool same = doc && want && json_equal(json_object_get(doc, "overrides"), want);
+        json_decref(want);
         json_decref(doc);
+        colo_study_point_free(sets, ns);
+        if (!same) t[n++] = i;
+    }
+    *todo = t;
+    *n_todo = n;
+    return 0;
+}
+
+struct colo_point_pool {
+    int jobs, running;
+    pid_t *pid;
+    size_t *point;
+};
+
+colo_point_pool_t *colo_pool_new(int jobs)
+{
+    if (jobs < 1) jobs = 1;
+    colo_point_pool_t *p = colo_calloc(1, sizeof *p);
+    if (!p) return NULL;
+    p->jobs = jobs;
+    p->pid = colo_calloc((size_t)jobs, sizeof *p->pid);
+    p->point = colo_calloc((size_t)jobs, sizeof *p->point);
+    if (!p->pid || !p->point) {
+        colo_pool_free(p);
         return NULL;
     }
-    return doc;
+    return p;
+}
+
+void colo_pool_free(colo_point_pool_t *p)
+{
+    if (!p) return;
+    colo_free(p->pid);
+    colo_free(p->point);
+    colo_free(p);
+}
+
+bool colo_pool_full(const colo_point_pool_t *p)
+{
+    return p->running >= p->jobs;
+}
+
+int colo_pool_running(const colo_point_pool_t *p)
+{
+    return p->running;
+}
+
+int colo_pool_start(colo_point_pool_t *p, const colo_study_t *s, colo_point_fn fn, size_t i,
+                    const char *file, colo_error_t *err)
+{
+    char **sets;
+    size_t n;
+    if (colo_study_point(s, i, &sets, &n))
+        return colo_error_set(err, COLO_ENOMEM, s->path, 0, NULL, "out of memory");
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        json_t *doc = fn(s, i, sets, n);
+        colo_error_t e;
+        colo_error_clear(&e);
+        _exit(!doc || colo_results_write(doc, file, &e) ? 1 : 0);
+    }
+    colo_study_point_free(sets, n);
+    if (pid < 0)
+        return colo_error_set(err, COLO_EIO, s->path, 0, NULL, "fork: %s", strerror(errno));
+    p->pid[p->running] = pid;
+    p->point[p->running] = i;
+    p->running++;
+    return 0;
+}
+
+int colo_pool_reap(colo_point_pool_t *p, bool block, size_t *point, bool *ok)
+{
+    if (p->running == 0) return 0;
+    int st;
+    pid_t pid;
+    do
+        pid = waitpid(-1, &st, block ? 0 : WNOHANG);
+    while (pid < 0 && errno == EINTR);
+    if (pid <= 0) return 0;
+    for (int k = 0; k < p->running; k++)
+        if (p->pid[k] == pid) {
+            *point = p->point[k];
+            *ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
+            p->running--;
+            p->pid[k] = p->pid[p->running];
+            p->point[k] = p->point[p->running];
+            return 1;
+        }
+    return 0; /* not one of ours */
 }
 
 static double mono_s(void)
@@ -490,83 +594,77 @@ static double mono_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void progress(size_t done, size_t total, size_t skipped, double t0, bool final)
+void colo_study_progress(colo_study_progress_t *pr, size_t done, bool final)
 {
-    double el = mono_s() - t0;
-    double rate = done > skipped && el > 0 ? (double)(done - skipped) / el : 0;
-    double eta = rate > 0 ? (double)(total - done) / rate : 0;
-    int width = 30, fill = total ? (int)((double)width * (double)done / (double)total) : width;
+    if (!pr->on) return;
+    double now = mono_s();
+    if (pr->t0 == 0) pr->t0 = now;
+    if (!final && done < pr->total && now - pr->last < 0.1) return;
+    pr->last = now;
+    double el = now - pr->t0;
+    size_t fresh = done > pr->skipped ? done - pr->skipped : 0;
+    double rate = fresh && el > 0 ? (double)fresh / el : 0;
+    double eta = rate > 0 ? (double)(pr->total - done) / rate : 0;
+    int width = 30, fill = pr->total ? (int)((double)width * (double)done / (double)pr->total)
+                                     : width;
     fprintf(stderr, "\r[%.*s%*s] %zu/%zu points, %.1f/s, ETA %d:%02d%s", fill,
-            "##############################", width - fill, "", done, total, rate, (int)eta / 60,
-            (int)eta % 60, final ? "\n" : "  ");
+            "##############################", width - fill, "", done, pr->total, rate,
+            (int)eta / 60, (int)eta % 60, final ? "\n" : "  ");
     fflush(stderr);
 }
 
-/* Runs fn for every point without a finished file under dir/sub, jobs at a time. */
-static int run_points(const colo_study_t *s, const colo_sweep_opts_t *o, const char *dir,
-                      point_fn fn, colo_error_t *err)
+int colo_study_points_failed(const char *dir, int failed, colo_error_t *err)
 {
-    size_t total = colo_study_n_points(s);
-    int jobs = o->jobs > 0 ? o->jobs : (int)sysconf(_SC_NPROCESSORS_ONLN);
-    if (jobs < 1) jobs = 1;
-    int rc = make_dir(dir, err);
-    if (rc) return rc;
-    size_t next = 0, done = 0, skipped = 0;
-    int running = 0, failed_children = 0;
-    double t0 = mono_s(), last = 0;
-    char file[4096];
-    fflush(NULL);
-    while (next < total || running > 0) {
-        while (next < total && running < jobs) {
-            size_t i = next++;
-            char **sets;
-            size_t n;
-            if (colo_study_point(s, i, &sets, &n))
-                return colo_error_set(err, COLO_ENOMEM, s->path, 0, NULL, "out of memory");
-            snprintf(file, sizeof file, "%s/%06zu.json", dir, i);
-            json_t *f = finished(file, sets, n);
-            if (f) {
-                json_decref(f);
-                colo_study_point_free(sets, n);
-                done++;
-                skipped++;
-                continue;
-            }
-            pid_t pid = fork();
-            if (pid == 0) {
-                json_t *doc = fn(s, i, sets, n);
-                colo_error_t e;
-                colo_error_clear(&e);
-                int st = !doc || colo_results_write(doc, file, &e) ? 1 : 0;
-                _exit(st);
-            }
-            colo_study_point_free(sets, n);
-            if (pid < 0)
-                return colo_error_set(err, COLO_EIO, s->path, 0, NULL, "fork: %s", strerror(errno));
-            running++;
-        }
-        if (running > 0) {
-            int st;
-            if (wait(&st) > 0) {
-                running--;
-                done++;
-                if (!WIFEXITED(st) || WEXITSTATUS(st)) failed_children++;
-            }
-        }
-        if (o->progress && (mono_s() - last > 0.1 || done == total)) {
-            progress(done, total, skipped, t0, false);
-            last = mono_s();
-        }
-    }
-    if (o->progress) progress(done, total, skipped, t0, true);
+    if (!failed) return 0;
+    return colo_error_set(err, COLO_EIO, dir, 0, NULL,
+                          "%d point%s could not be written (out of memory or disk?)", failed,
+                          failed == 1 ? "" : "s");
+}
+
+void colo_study_say_skipped(const colo_sweep_opts_t *o, size_t skipped, size_t total)
+{
     if (!o->quiet && skipped)
         fprintf(stderr, "%zu of %zu points were already done and were not run again\n", skipped,
                 total);
-    if (failed_children)
-        return colo_error_set(err, COLO_EIO, dir, 0, NULL,
-                              "%d point%s could not be written (out of memory or disk?)",
-                              failed_children, failed_children == 1 ? "" : "s");
-    return 0;
+}
+
+/* Runs fn for every point without a finished file in dir, jobs at a time, on this machine. */
+static int run_points(const colo_study_t *s, const colo_sweep_opts_t *o, const char *dir,
+                      colo_point_fn fn, colo_error_t *err)
+{
+    size_t total = colo_study_n_points(s), *todo, n_todo;
+    int rc = colo_study_todo(s, dir, &todo, &n_todo, err);
+    if (rc) return rc;
+    colo_point_pool_t *pool =
+        colo_pool_new(o->jobs > 0 ? o->jobs : (int)sysconf(_SC_NPROCESSORS_ONLN));
+    if (!pool) {
+        colo_free(todo);
+        return colo_error_set(err, COLO_ENOMEM, s->path, 0, NULL, "out of memory");
+    }
+    colo_study_progress_t pr = {.on = o->progress, .total = total, .skipped = total - n_todo};
+    size_t next = 0, done = total - n_todo, point;
+    int failed = 0;
+    bool ok;
+    char file[4096];
+    colo_study_progress(&pr, done, false);
+    while (!rc && (next < n_todo || colo_pool_running(pool) > 0)) {
+        while (!rc && next < n_todo && !colo_pool_full(pool)) {
+            colo_study_point_file(file, sizeof file, dir, todo[next]);
+            rc = colo_pool_start(pool, s, fn, todo[next++], file, err);
+        }
+        if (colo_pool_reap(pool, true, &point, &ok)) {
+            done++;
+            failed += !ok;
+        }
+        colo_study_progress(&pr, done, false);
+    }
+    while (colo_pool_reap(pool, true, &point, &ok)) /* after a failed fork: the rest */
+        ;
+    colo_study_progress(&pr, done, true);
+    colo_study_say_skipped(o, total - n_todo, total);
+    colo_pool_free(pool);
+    colo_free(todo);
+    return rc ? rc : colo_study_points_failed(dir, failed, err);
 }
 
 /* ---- sweep ---- */
@@ -707,7 +805,11 @@ int colo_sweep_run(const colo_study_t *s, const colo_sweep_opts_t *o, colo_error
     const char *dir = o->out_dir ? o->out_dir : s->out_dir;
     char *pdir = joined(dir, "points");
     if (!pdir) return colo_error_set(err, COLO_ENOMEM, s->path, 0, NULL, "out of memory");
-    int rc = run_points(s, o, pdir, sweep_point, err);
+    int rc = (o->runner ? o->runner : run_points)(s, o, pdir, sweep_point, err);
+    if (rc == 1) { /* another process gathers the results */
+        colo_free(pdir);
+        return 0;
+    }
     json_t *points = NULL, *doc = NULL;
     if (!rc) rc = gather(s, pdir, &points, err);
     colo_free(pdir);
@@ -850,7 +952,11 @@ int colo_search_run(const colo_study_t *s, const colo_sweep_opts_t *o, colo_erro
     const char *dir = o->out_dir ? o->out_dir : s->out_dir;
     char *pdir = joined(dir, "search");
     if (!pdir) return colo_error_set(err, COLO_ENOMEM, s->path, 0, NULL, "out of memory");
-    int rc = run_points(s, o, pdir, search_point, err);
+    int rc = (o->runner ? o->runner : run_points)(s, o, pdir, search_point, err);
+    if (rc == 1) { /* another process gathers the results */
+        colo_free(pdir);
+        return 0;
+    }
     json_t *points = NULL, *doc = NULL;
     if (!rc) rc = gather(s, pdir, &points, err);
     colo_free(pdir);

@@ -57,12 +57,24 @@ void colo_study_point_free(char **sets, size_t n);
 /* The value of axis a at point i (borrowed). */
 const char *colo_study_value(const colo_study_t *s, size_t i, size_t a);
 
-typedef struct colo_sweep_opts {
+typedef struct colo_sweep_opts colo_sweep_opts_t;
+
+/* Computes one point: the document its file holds (NULL when out of memory). */
+typedef json_t *(*colo_point_fn)(const colo_study_t *s, size_t i, char **sets, size_t n);
+
+/* Runs fn for every point not yet finished in dir (colo_study_todo), each written whole to
+ * colo_study_point_file(dir, i). 0 when every point is done and this process should gather
+ * them; 1 when another process gathers them (an MPI worker rank); negative with err set. */
+typedef int (*colo_points_runner_fn)(const colo_study_t *s, const colo_sweep_opts_t *o,
+                                     const char *dir, colo_point_fn fn, colo_error_t *err);
+
+struct colo_sweep_opts {
     int jobs;      /* worker processes; 0: all online cores */
     bool progress; /* a progress bar on standard error */
     bool quiet;
-    const char *out_dir; /* overrides the study's */
-} colo_sweep_opts_t;
+    const char *out_dir;          /* overrides the study's */
+    colo_points_runner_fn runner; /* NULL: forked processes on this machine */
+};
 
 /* Runs every point not already finished in the output folder (points/NNNNNN.json, written
  * whole or not at all), then writes sweep.json and sweep.csv there (deterministic: the same
@@ -80,5 +92,40 @@ int colo_search_run(const colo_study_t *s, const colo_sweep_opts_t *o, colo_erro
  * *bracketed false; hi when hi passes). For tests and for colo_search_run. */
 int colo_search_point(const colo_study_t *s, char **sets, size_t n_sets, double *capacity,
                       bool *lo_fails, bool *hi_passes, colo_error_t *err);
+
+/* ---- the pieces a points runner is made of (the local one in study.c, MPI in study_mpi.c) ---- */
+
+/* dir/NNNNNN.json */
+void colo_study_point_file(char *buf, size_t n, const char *dir, size_t i);
+
+/* Makes dir if needed and lists, in order, the points without a finished file there (one made
+ * with the same overrides): the resume rule. *todo is new (colo_free). */
+int colo_study_todo(const colo_study_t *s, const char *dir, size_t **todo, size_t *n_todo,
+                    colo_error_t *err);
+
+/* A pool of forked processes, each computing one point and writing its file. The children
+ * never return to the caller; a point that crashes its child is reported as not ok. */
+typedef struct colo_point_pool colo_point_pool_t;
+colo_point_pool_t *colo_pool_new(int jobs); /* NULL when out of memory */
+void colo_pool_free(colo_point_pool_t *p);
+bool colo_pool_full(const colo_point_pool_t *p);
+int colo_pool_running(const colo_point_pool_t *p);
+int colo_pool_start(colo_point_pool_t *p, const colo_study_t *s, colo_point_fn fn, size_t i,
+                    const char *file, colo_error_t *err);
+/* Waits (block) or looks (not block) for a child to finish: 1 with its point and whether its
+ * file was written, 0 when none finished or none is running. */
+int colo_pool_reap(colo_point_pool_t *p, bool block, size_t *point, bool *ok);
+
+/* The progress bar on standard error (when on), redrawn at most ten times a second. */
+typedef struct colo_study_progress {
+    bool on;
+    size_t total, skipped;
+    double t0, last;
+} colo_study_progress_t;
+void colo_study_progress(colo_study_progress_t *pr, size_t done, bool final);
+/* "N of M points were already done" unless quiet. */
+void colo_study_say_skipped(const colo_sweep_opts_t *o, size_t skipped, size_t total);
+/* 0, or the error for failed points whose files could not be written. */
+int colo_study_points_failed(const char *dir, int failed, colo_error_t *err);
 
 #endif
