@@ -11,6 +11,7 @@
 #include "live_plan.h"
 #include "live_run.h"
 #include "plot.h"
+#include "cluster.h"
 #include "study.h"
 #include "study_mpi.h"
 #include "results.h"
@@ -67,7 +68,9 @@ static const char usage_run[] =
     "                    [--compare-modes]\n"
     "\n"
     "Simulates the scenario in FILE (libconfig; see docs/scenarios.md) and prints a per-tenant\n"
-    "latency table.\n"
+    "latency table. A scenario with a cluster section (docs/cluster.md) describes several GPUs:\n"
+    "its tenants are placed on them by the cluster's policy, every GPU is simulated, and the\n"
+    "placement, a per-service table and the number of GPUs needed are printed.\n"
     "\n"
     "  -o, --output OUT.json  write the results (docs/results.md) to OUT.json, atomically;\n"
     "                         '-' writes them to standard output and implies --quiet\n"
@@ -142,6 +145,7 @@ static const char usage_plot[] =
     "  sweep   METRIC (p50, p90, p99, p999, mean, throughput, slo_attainment; default p99)\n"
     "          against axis KEY, one line per value of the --by axis, one panel per tenant,\n"
     "          with its SLO; defaults from the study's plot section. BASE: DIR/sweep_METRIC\n"
+    "          For a sweep of a cluster scenario, METRIC gpus: the GPUs each point needs.\n"
     "  search  capacity per point as bars. BASE: DIR/search\n"
     "  cdf     each tenant's latency distribution from the run's percentiles. BASE: RESULTS\n"
     "          without .json, plus _cdf\n";
@@ -344,6 +348,20 @@ static int parse_scenario_opts(int argc, char **argv, const char *usage, int all
 
 /* Parses run/check arguments and loads the scenario. Returns -1 when the command should go on
  * (o and *sc set; the caller frees both), otherwise the exit status to return at once. */
+/* Loads the scenario of parsed options: -1 when loaded, else the exit status. */
+static int load_scenario(struct scenario_opts *o, colo_scenario_t **sc)
+{
+    colo_error_t err;
+    colo_error_clear(&err);
+    int rc = colo_scenario_load(o->file, o->sets, o->n_sets, sc, &err);
+    if (rc) {
+        print_error(&err);
+        colo_free(o->sets);
+        return exit_for(rc);
+    }
+    return -1;
+}
+
 static int open_scenario(int argc, char **argv, const char *usage, int allow_output,
                          struct scenario_opts *o, colo_scenario_t **sc)
 {
@@ -353,15 +371,32 @@ static int open_scenario(int argc, char **argv, const char *usage, int allow_out
         colo_free(o->sets);
         return rc < 0 ? 0 : rc;
     }
+    return load_scenario(o, sc);
+}
+
+/* run on a scenario with a cluster section: placement, every GPU, the summary. */
+static int run_cluster(struct scenario_opts *o)
+{
     colo_error_t err;
     colo_error_clear(&err);
-    rc = colo_scenario_load(o->file, o->sets, o->n_sets, sc, &err);
+    json_t *res = NULL;
+    int rc = 0;
+    if (o->timeline || o->csv)
+        rc = colo_error_set(&err, COLO_EINVAL, o->timeline ? "--timeline" : "--csv", 0, NULL,
+                            "not for a cluster yet: run one GPU's scenario for that");
+    if (!rc) rc = colo_cluster_run(o->file, o->sets, o->n_sets, &res, &err);
+    if (!rc && o->output) rc = colo_results_write(res, o->output, &err);
+    int status = 0;
     if (rc) {
         print_error(&err);
-        colo_free(o->sets);
-        return exit_for(rc);
+        status = exit_for(rc);
+    } else if (!o->quiet) {
+        colo_cluster_print(res, stdout);
+        if (o->output) printf("results written to %s\n", o->output);
     }
-    return -1;
+    json_decref(res);
+    colo_free(o->sets);
+    return status;
 }
 
 /* Simulates one loaded scenario; *res gets its results. */
@@ -456,10 +491,16 @@ static int cmd_run(int argc, char **argv)
             colo_free(o.sets);
             return rc < 0 ? 0 : rc;
         }
-    int status = open_scenario(argc, argv, usage_run, 1, &o, &sc);
-    if (status >= 0) return status;
+    int status = parse_scenario_opts(argc, argv, usage_run, 1, &o);
+    if (status) {
+        colo_free(o.sets);
+        return status < 0 ? 0 : status;
+    }
     colo_error_t err;
     colo_error_clear(&err);
+    if (colo_cluster_detect(o.file, o.sets, o.n_sets, &err) == 1) return run_cluster(&o);
+    sc = NULL;
+    if ((status = load_scenario(&o, &sc)) >= 0) return status;
     colo_sim_t *sim = NULL;
     json_t *res = NULL;
     colo_timeline_t tl;

@@ -93,7 +93,11 @@ static double num(json_t *o, const char *k)
 static int metric(json_t *t, const char *y, double *v)
 {
     json_t *lat = json_object_get(t, "latency_ms");
-    if (strcmp(y, "throughput") == 0)
+    if (strcmp(y, "gpus") == 0) { /* t is a cluster's whole results */
+        json_t *c = json_object_get(json_object_get(t, "cluster"), "gpus_used");
+        if (!json_is_integer(c)) return -1;
+        *v = (double)json_integer_value(c);
+    } else if (strcmp(y, "throughput") == 0)
         *v = num(t, "throughput_rps");
     else if (strcmp(y, "slo_attainment") == 0) {
         json_t *a = json_object_get(t, "slo_attainment");
@@ -110,6 +114,7 @@ static int metric(json_t *t, const char *y, double *v)
 static const char *y_label(const char *y)
 {
     if (strcmp(y, "throughput") == 0) return "throughput (requests/s)";
+    if (strcmp(y, "gpus") == 0) return "GPUs used";
     if (strcmp(y, "slo_attainment") == 0) return "requests within SLO (%)";
     if (strcmp(y, "mean") == 0) return "mean latency (ms)";
     if (strcmp(y, "p999") == 0) return "p99.9 latency (ms)";
@@ -120,7 +125,8 @@ static const char *y_label(const char *y)
 
 static bool is_latency(const char *y)
 {
-    return strcmp(y, "throughput") != 0 && strcmp(y, "slo_attainment") != 0;
+    return strcmp(y, "throughput") != 0 && strcmp(y, "slo_attainment") != 0 &&
+           strcmp(y, "gpus") != 0;
 }
 
 struct xy {
@@ -137,14 +143,16 @@ int colo_plot_sweep(json_t *sweep, const char *x, const char *by, const char *y,
                     colo_error_t *err)
 {
     static const char *const ys[] = {
-        "p50", "p90", "p99", "p999", "mean", "throughput", "slo_attainment", NULL};
+        "p50", "p90", "p99", "p999", "mean", "throughput", "slo_attainment", "gpus", NULL};
     bool known = false;
     for (size_t k = 0; ys[k]; k++)
         known |= strcmp(ys[k], y) == 0;
     if (!known)
         return colo_error_set(err, COLO_EINVAL, "--y", 0, NULL,
-                              "'%s': use p50, p90, p99, p999, mean, throughput or slo_attainment",
+                              "'%s': use p50, p90, p99, p999, mean, throughput, slo_attainment "
+                              "or gpus (a cluster's)",
                               y);
+    bool whole = strcmp(y, "gpus") == 0; /* one panel: the whole cluster */
     json_t *points = json_object_get(sweep, "points");
     /* tenants from the first point with results; groups from the by values, in order seen */
     json_t *first = NULL, *p;
@@ -169,7 +177,8 @@ int colo_plot_sweep(json_t *sweep, const char *x, const char *by, const char *y,
         json_array_foreach(groups, k, e) seen |= strcmp(json_string_value(e), g) == 0;
         if (!seen) json_array_append_new(groups, json_string(g));
     }
-    size_t nt = json_array_size(first), cols = nt < 2 ? 1 : 2, rows = (nt + cols - 1) / cols;
+    size_t nt = whole ? 1 : json_array_size(first), cols = nt < 2 ? 1 : 2,
+           rows = (nt + cols - 1) / cols;
     char *body = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&body, &len);
@@ -191,8 +200,10 @@ int colo_plot_sweep(json_t *sweep, const char *x, const char *by, const char *y,
     gp_string(f, y_label(y));
     fputs(is_latency(y) ? "\nset logscale y\n" : "\nunset logscale y\n", f);
     for (size_t t = 0; t < nt && !rc; t++) {
-        const char *tname = json_string_value(json_object_get(json_array_get(first, t), "name"));
-        double slo = num(json_array_get(first, t), "slo_ms");
+        const char *tname =
+            whole ? "the cluster"
+                  : json_string_value(json_object_get(json_array_get(first, t), "name"));
+        double slo = whole ? 0 : num(json_array_get(first, t), "slo_ms");
         fputs("set title ", f);
         gp_string(f, tname);
         fputc('\n', f);
@@ -208,8 +219,8 @@ int colo_plot_sweep(json_t *sweep, const char *x, const char *by, const char *y,
                 if (by &&
                     strcmp(json_string_value(json_object_get(vals, by)), json_string_value(g)) != 0)
                     continue;
-                json_t *tn =
-                    json_array_get(json_object_get(json_object_get(p, "results"), "tenants"), t);
+                json_t *res = json_object_get(p, "results");
+                json_t *tn = whole ? res : json_array_get(json_object_get(res, "tenants"), t);
                 char *end;
                 double xv = strtod(json_string_value(json_object_get(vals, x)), &end);
                 double yv;

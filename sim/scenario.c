@@ -501,9 +501,13 @@ static int read_scenario(const colo_cfg_reader_t *r, const config_setting_t *roo
     static const char *const keys[] = {"description", "gpu",       "calibration", "seed",
                                        "duration_s",  "warmup_s",  "drain_s",     "sharing",
                                        "tenants",     "faults",    "metrics",     "scheduler",
-                                       "load_scale",  NULL};
+                                       "load_scale",  "cluster",   NULL};
     int rc = colo_cfg_check_keys(r, root, keys);
     if (rc) return rc;
+    if (config_setting_get_member(root, "cluster"))
+        return colo_cfg_error(r, config_setting_get_member(root, "cluster"), COLO_EINVAL,
+                              "a cluster of GPUs: `colosim run` places its tenants and simulates "
+                              "every GPU (docs/cluster.md); this command takes a one-GPU scenario");
     const char *desc = NULL, *gpu;
     if ((rc = colo_cfg_string(r, root, "description", 0, &desc)) < 0) return rc;
     if (desc && !(sc->description = colo_strdup(desc))) return COLO_ENOMEM;
@@ -580,6 +584,13 @@ static int read_scenario(const colo_cfg_reader_t *r, const config_setting_t *roo
 int colo_scenario_load(const char *path, const char *const *overrides, size_t n_overrides,
                        colo_scenario_t **out, colo_error_t *err)
 {
+    return colo_scenario_load_edited(path, overrides, n_overrides, NULL, NULL, out, err);
+}
+
+int colo_scenario_load_edited(const char *path, const char *const *overrides, size_t n_overrides,
+                              colo_scenario_edit_fn edit, void *ctx, colo_scenario_t **out,
+                              colo_error_t *err)
+{
     *out = NULL;
     colo_scenario_t *sc = colo_calloc(1, sizeof *sc);
     if (!sc) return colo_error_set(err, COLO_ENOMEM, path, 0, NULL, "out of memory");
@@ -598,10 +609,9 @@ int colo_scenario_load(const char *path, const char *const *overrides, size_t n_
     if (!rc) rc = colo_cfg_read_file(&cfg, path, err);
     for (size_t i = 0; i < n_overrides && !rc; i++)
         rc = colo_cfg_override(&cfg, overrides[i], (int)i + 1, err);
-    if (!rc) {
-        colo_cfg_reader_t r = {path, err};
-        rc = read_scenario(&r, config_root_setting(&cfg), sc);
-    }
+    colo_cfg_reader_t r = {path, err};
+    if (!rc && edit) rc = edit(&r, config_root_setting(&cfg), ctx);
+    if (!rc) rc = read_scenario(&r, config_root_setting(&cfg), sc);
     if (rc == COLO_ENOMEM) colo_error_set(err, rc, path, 0, NULL, "out of memory");
     config_destroy(&cfg);
     if (rc) {

@@ -3,6 +3,7 @@
 #define COLO_SCENARIO_H
 
 #include "arrival.h"
+#include "cfg.h"
 #include "errors.h"
 #include "gpu.h"
 #include "scheduler.h"
@@ -121,6 +122,15 @@ typedef struct colo_scenario {
 int colo_scenario_load(const char *path, const char *const *overrides, size_t n_overrides,
                        colo_scenario_t **out, colo_error_t *err);
 void colo_scenario_free(colo_scenario_t *sc);
+
+/* As colo_scenario_load, with edit(reader, root, ctx) called on the file's settings after the
+ * overrides and before they are read: for scenarios made from another (one GPU of a cluster,
+ * cluster.c). edit returns 0 or a negative code (err set through the reader). */
+typedef int (*colo_scenario_edit_fn)(const colo_cfg_reader_t *r, config_setting_t *root,
+                                     void *ctx);
+int colo_scenario_load_edited(const char *path, const char *const *overrides, size_t n_overrides,
+                              colo_scenario_edit_fn edit, void *ctx, colo_scenario_t **out,
+                              colo_error_t *err);
 
 const char *colo_share_mode_name(colo_share_mode_t m);
 

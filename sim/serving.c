@@ -14,17 +14,25 @@ const char *colo_drop_reason_name(colo_drop_reason_t r)
 
 /* ---- placement ---- */
 
-colo_place_rates_t colo_tenant_place_rates(const colo_scenario_t *sc, size_t i)
+colo_place_rates_t colo_place_rates_of(const colo_gpu_t *g, const colo_mig_profile_t *prof,
+                                       int sms)
 {
-    const colo_gpu_t *g = sc->gpu;
-    const colo_tenant_cfg_t *t = &sc->tenants[i];
     colo_place_rates_t p = {g->sm.count, colo_gpu_dram_rate(g), colo_gpu_l2_rate(g)};
-    if (sc->sharing.mode == COLO_SHARE_MIG) {
-        const colo_mig_profile_t *prof = sc->sharing.instances[t->instance].profile;
+    if (prof) {
         p.sms = prof->sms;
         p.dram_rate *= (double)prof->memory_slices / g->mig.memory_slices;
         p.l2_rate *= prof->l2_eighths / 8.0;
     }
+    if (sms > 0 && sms < p.sms) p.sms = sms;
+    return p;
+}
+
+colo_place_rates_t colo_tenant_place_rates(const colo_scenario_t *sc, size_t i)
+{
+    const colo_tenant_cfg_t *t = &sc->tenants[i];
+    const colo_mig_profile_t *prof =
+        sc->sharing.mode == COLO_SHARE_MIG ? sc->sharing.instances[t->instance].profile : NULL;
+    colo_place_rates_t p = colo_place_rates_of(sc->gpu, prof, 0);
     if (t->sm_count > 0) p.sms = t->sm_count;
     if (t->sm_cap > 0 && t->sm_cap < p.sms) p.sms = t->sm_cap;
     return p;
@@ -81,9 +89,14 @@ void colo_batch_variant(const colo_tenant_cfg_t *c, const colo_time_t *totals, i
 int colo_tenant_isolated(const colo_scenario_t *sc, size_t i, colo_time_t *isolated,
                          colo_error_t *err)
 {
+    return colo_tenant_isolated_at(sc, i, colo_tenant_place_rates(sc, i), isolated, err);
+}
+
+int colo_tenant_isolated_at(const colo_scenario_t *sc, size_t i, colo_place_rates_t pr,
+                            colo_time_t *isolated, colo_error_t *err)
+{
     const colo_tenant_cfg_t *c = &sc->tenants[i];
     colo_time_t totals[64];
-    colo_place_rates_t pr = colo_tenant_place_rates(sc, i);
     for (size_t k = 0; k < c->n_variants && k < 64; k++) {
         int rc = colo_variant_times(&c->variants[k], sc->gpu, pr, NULL, &totals[k], err);
         if (rc) return rc;

@@ -174,6 +174,10 @@ typedef struct colo_place_rates {
 /* The part of the GPU tenant i of sc runs on (whole GPU, MIG instance, Green Context, MPS cap
  * or partition). */
 colo_place_rates_t colo_tenant_place_rates(const colo_scenario_t *sc, size_t i);
+/* The same for a part of gpu: a MIG profile's instance (prof, or NULL for the whole GPU), and
+ * at most sms of its SMs (0: all). */
+colo_place_rates_t colo_place_rates_of(const colo_gpu_t *g, const colo_mig_profile_t *prof,
+                                       int sms);
 
 /* Per-op times of one of a tenant's traces alone at rates on gpu (kernels from the kernel model,
  * copies at the link's full rate), into op_time (may be NULL), and the time of one run of it
@@ -192,5 +196,8 @@ void colo_batch_variant(const colo_tenant_cfg_t *c, const colo_time_t *totals, i
 /* One request alone on tenant i's part of the GPU: a batch of one. */
 int colo_tenant_isolated(const colo_scenario_t *sc, size_t i, colo_time_t *isolated,
                          colo_error_t *err);
+/* The same on another part of sc's GPU (colo_place_rates_of), for placement. */
+int colo_tenant_isolated_at(const colo_scenario_t *sc, size_t i, colo_place_rates_t pr,
+                            colo_time_t *isolated, colo_error_t *err);
 
 #endif

@@ -4,6 +4,7 @@
 #include "alloc.h"
 #include "atomic_file.h"
 #include "cfg.h"
+#include "cluster.h"
 #include "csv.h"
 #include "json_lines.h"
 #include "results.h"
@@ -409,17 +410,7 @@ void colo_study_point_free(char **sets, size_t n)
 
 static int simulate(const char *scenario, char **sets, size_t n, json_t **res, colo_error_t *err)
 {
-    colo_scenario_t *sc = NULL;
-    colo_sim_t *sim = NULL;
-    *res = NULL;
-    int rc = colo_scenario_load(scenario, (const char *const *)sets, n, &sc, err);
-    if (!rc) rc = colo_sim_new(sc, &sim, err);
-    if (!rc) rc = colo_sim_run(sim, err);
-    if (!rc && !(*res = colo_results_json(sim, (const char *const *)sets, n)))
-        rc = colo_error_set(err, COLO_ENOMEM, scenario, 0, NULL, "out of memory");
-    colo_sim_free(sim);
-    colo_scenario_free(sc);
-    return rc;
+    return colo_simulate_file(scenario, (const char *const *)sets, n, res, err);
 }
 
 static json_t *string_array(char **v, size_t n)

@@ -180,8 +180,7 @@ static int coordinate(const colo_study_t *s, const colo_sweep_opts_t *o, const c
                 unsigned long long i = todo[next++];
                 MPI_Send(&i, 1, MPI_UNSIGNED_LONG_LONG, st.MPI_SOURCE, TAG_WORK, MPI_COMM_WORLD);
             } else {
-                MPI_Send(NULL, 0, MPI_UNSIGNED_LONG_LONG, st.MPI_SOURCE, TAG_DONE,
-                         MPI_COMM_WORLD);
+                MPI_Send(NULL, 0, MPI_UNSIGNED_LONG_LONG, st.MPI_SOURCE, TAG_DONE, MPI_COMM_WORLD);
                 open--;
             }
         }

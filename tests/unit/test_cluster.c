@@ -1,0 +1,270 @@
+/* test_cluster.c: placement on a cluster of GPUs. Demands are set by hand (rate = demand / time
+ * alone) so that the packing each policy must find can be worked out on paper; the
+ * interference-aware policy must separate two tenants that only a simulation shows cannot
+ * share a GPU; MIG and Green Context parts, mixed GPU models, pools that run out, automatic
+ * replicas and bad files are checked too. */
+#include "cluster.h"
+#include "helpers.h"
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+TestSuite(cluster, .init = test_init);
+
+/* Time alone of the tiny fixture trace on a whole H100, in seconds. */
+static double tiny_alone_s(void)
+{
+    colo_scenario_t *sc;
+    colo_error_t err;
+    colo_error_clear(&err);
+    cr_assert_eq(colo_scenario_load(src_path("tests/fixtures/search_one.cfg"), NULL, 0, &sc, &err),
+                 0, "%s", err.text);
+    colo_time_t iso;
+    cr_assert_eq(colo_tenant_isolated(sc, 0, &iso, &err), 0);
+    colo_scenario_free(sc);
+    return COLO_TO_S(iso);
+}
+
+static char sets_buf[16][128];
+
+/* Overrides giving tenant i of packing.cfg the demand d[i]; more overrides after them. */
+static size_t demands(const double *d, size_t n, const char **sets)
+{
+    double iso = tiny_alone_s();
+    for (size_t i = 0; i < n; i++) {
+        snprintf(sets_buf[i], sizeof sets_buf[i], "tenants.[%zu].arrival.rate=%.17g", i,
+                 d[i] / iso);
+        sets[i] = sets_buf[i];
+    }
+    return n;
+}
+
+static json_t *run(const char *rel, const char **sets, size_t n)
+{
+    json_t *res;
+    colo_error_t err;
+    colo_error_clear(&err);
+    cr_assert_eq(colo_cluster_run(src_path(rel), sets, n, &res, &err), 0, "%s", err.text);
+    return res;
+}
+
+static json_t *cluster_of(json_t *res)
+{
+    return json_object_get(res, "cluster");
+}
+
+static long long gpus_used(json_t *res)
+{
+    return json_integer_value(json_object_get(cluster_of(res), "gpus_used"));
+}
+
+/* The tenant names on GPU g, space-separated. */
+static const char *on_gpu(json_t *res, size_t g)
+{
+    static char buf[256];
+    buf[0] = '\0';
+    json_t *ts =
+        json_object_get(json_array_get(json_object_get(cluster_of(res), "gpus"), g), "tenants");
+    size_t i;
+    json_t *t;
+    json_array_foreach(ts, i, t)
+    {
+        if (i) strcat(buf, " ");
+        strcat(buf, json_string_value(json_object_get(t, "name")));
+    }
+    return buf;
+}
+
+/* Demands 0.5, 0.6, 0.4, 0.5 in this order, capacity 1: first fit puts 0.4 beside 0.5 (the
+ * first GPU it fits) and needs a third GPU for the last 0.5; best fit puts 0.4 beside 0.6
+ * (leaving nothing) and the last 0.5 beside the first. */
+Test(cluster, first_fit_and_best_fit_pack_as_worked_out_by_hand)
+{
+    const double d[] = {0.5, 0.6, 0.4, 0.5};
+    const char *sets[8];
+    size_t n = demands(d, 4, sets);
+    json_t *ff = run("tests/fixtures/cluster/packing.cfg", sets, n);
+    cr_assert_eq(gpus_used(ff), 3);
+    cr_assert_str_eq(on_gpu(ff, 0), "a c");
+    cr_assert_str_eq(on_gpu(ff, 1), "b");
+    cr_assert_str_eq(on_gpu(ff, 2), "d");
+    sets[n] = "cluster.policy=best_fit";
+    json_t *bf = run("tests/fixtures/cluster/packing.cfg", sets, n + 1);
+    cr_assert_eq(gpus_used(bf), 2);
+    cr_assert_str_eq(on_gpu(bf, 0), "a d");
+    cr_assert_str_eq(on_gpu(bf, 1), "b c");
+    /* largest first (the default order): 0.6, 0.5, 0.5, 0.4 -> {0.6, 0.4} {0.5, 0.5} */
+    sets[n + 1] = "cluster.order=decreasing";
+    json_t *ffd = run("tests/fixtures/cluster/packing.cfg", sets, n + 2);
+    cr_assert_eq(gpus_used(ffd), 2);
+    cr_assert_str_eq(on_gpu(ffd, 0), "b c");
+    cr_assert_str_eq(on_gpu(ffd, 1), "a d");
+    /* each GPU's own results are there, and every service's arrivals are accounted for */
+    json_t *g0 = json_array_get(json_object_get(cluster_of(bf), "gpus"), 0);
+    cr_assert_eq(json_array_size(json_object_get(json_object_get(g0, "results"), "tenants")), 2);
+    size_t i;
+    json_t *t;
+    json_array_foreach(json_object_get(bf, "tenants"), i, t)
+    {
+        cr_assert_gt(json_integer_value(json_object_get(t, "arrived")), 0);
+        cr_assert_eq(json_integer_value(json_object_get(t, "arrived")),
+                     json_integer_value(json_object_get(t, "completed")) +
+                         json_integer_value(json_object_get(t, "dropped")) +
+                         json_integer_value(json_object_get(t, "in_flight")));
+    }
+    json_decref(ff);
+    json_decref(bf);
+    json_decref(ffd);
+}
+
+Test(cluster, interference_aware_separates_what_only_a_simulation_shows_cannot_share)
+{
+    const char *sets[] = {"tenants.m1.arrival.rate=1500", "tenants.m2.arrival.rate=1500",
+                          "cluster.policy=interference_aware"};
+    json_t *bf = run("tests/fixtures/cluster/interference.cfg", sets, 2);
+    cr_assert_eq(gpus_used(bf), 1, "demands 0.3 + 0.3 fit within headroom 0.7");
+    cr_assert(json_is_false(json_object_get(cluster_of(bf), "all_slo_met")));
+    json_t *ia = run("tests/fixtures/cluster/interference.cfg", sets, 3);
+    cr_assert_eq(gpus_used(ia), 2);
+    cr_assert(json_is_true(json_object_get(cluster_of(ia), "all_slo_met")));
+    size_t i;
+    json_t *t;
+    json_array_foreach(json_object_get(ia, "tenants"), i, t)
+        cr_assert_float_eq(json_number_value(json_object_get(t, "slo_attainment")), 1.0, 1e-9);
+    json_decref(bf);
+    json_decref(ia);
+}
+
+/* Seven tenants that fit a 1g instance each fill one H100's seven compute slices; an eighth
+ * needs a second GPU. */
+Test(cluster, mig_packs_seven_small_instances_per_h100)
+{
+    const double d[] = {0.01, 0.01, 0.01, 0.01};
+    const char *sets[16];
+    size_t n = demands(d, 4, sets);
+    sets[n++] = "sharing.mode=mig";
+    sets[n++] = "cluster.headroom=0.7";
+    json_t *four = run("tests/fixtures/cluster/packing.cfg", sets, n);
+    cr_assert_eq(gpus_used(four), 1);
+    json_t *t0 = json_array_get(
+        json_object_get(json_array_get(json_object_get(cluster_of(four), "gpus"), 0), "tenants"),
+        0);
+    cr_assert_str_eq(json_string_value(json_object_get(json_object_get(t0, "part"), "mig_profile")),
+                     "1g.10gb");
+    /* the same tenants as 2 replicas each: 8 instances of 1g */
+    for (int k = 0; k < 4; k++) {
+        static char r[4][64];
+        snprintf(r[k], sizeof r[k], "tenants.[%d].replicas=2", k);
+        sets[n++] = r[k];
+    }
+    json_t *eight = run("tests/fixtures/cluster/packing.cfg", sets, n);
+    cr_assert_eq(gpus_used(eight), 2);
+    cr_assert_eq(json_array_size(json_object_get(
+                     json_array_get(json_object_get(cluster_of(eight), "gpus"), 0), "tenants")),
+                 7);
+    json_decref(four);
+    json_decref(eight);
+}
+
+Test(cluster, green_contexts_get_aligned_sm_counts_that_fit)
+{
+    const double d[] = {0.3, 0.3, 0.3, 0.3};
+    const char *sets[16];
+    size_t n = demands(d, 4, sets);
+    sets[n++] = "sharing.mode=green";
+    sets[n++] = "cluster.headroom=0.7";
+    json_t *res = run("tests/fixtures/cluster/packing.cfg", sets, n);
+    size_t g, k;
+    json_t *gpu, *t;
+    json_array_foreach(json_object_get(cluster_of(res), "gpus"), g, gpu)
+    {
+        int sum = 0;
+        json_array_foreach(json_object_get(gpu, "tenants"), k, t)
+        {
+            int sms = (int)json_integer_value(json_object_get(json_object_get(t, "part"), "sms"));
+            cr_assert_eq(sms % 8, 0, "Hopper Green Contexts come in multiples of 8 SMs");
+            cr_assert_leq(json_number_value(json_object_get(t, "demand")), 0.7 + 1e-9);
+            sum += sms;
+        }
+        cr_assert_leq(sum, 132);
+    }
+    json_decref(res);
+}
+
+Test(cluster, mixed_models_open_in_pool_order_and_a_small_pool_leaves_tenants_out)
+{
+    const double d[] = {0.6, 0.6, 0.6, 0.6};
+    const char *sets[16];
+    size_t n = demands(d, 4, sets);
+    json_t *res = run("tests/fixtures/cluster/mixed_pool.cfg", sets, n);
+    json_t *gpus = json_object_get(cluster_of(res), "gpus");
+    cr_assert_eq(gpus_used(res), 3);
+    cr_assert_str_eq(json_string_value(json_object_get(json_array_get(gpus, 0), "model")),
+                     "h100-sxm");
+    cr_assert_str_eq(json_string_value(json_object_get(json_array_get(gpus, 2), "model")), "h200");
+    json_t *un = json_object_get(cluster_of(res), "unplaced");
+    cr_assert_eq(json_array_size(un), 1, "four GPUs' worth of tenants, three GPUs");
+    cr_assert_str_eq(json_string_value(json_array_get(un, 0)), "d");
+    cr_assert(json_is_false(json_object_get(cluster_of(res), "all_slo_met")));
+    json_decref(res);
+}
+
+/* A service of demand 2.5 with headroom 0.8 needs ceil(2.5 / 0.8) = 4 replicas of 0.625, no
+ * two of which share a GPU; together they take its whole load. */
+Test(cluster, auto_replicas_split_a_service_too_big_for_one_gpu)
+{
+    const double d[] = {2.5, 0.01, 0.01, 0.01};
+    const char *sets[16];
+    size_t n = demands(d, 4, sets);
+    sets[n++] = "tenants.[0].replicas=auto";
+    sets[n++] = "cluster.headroom=0.8";
+    json_t *res = run("tests/fixtures/cluster/packing.cfg", sets, n);
+    json_t *a = json_array_get(json_object_get(res, "tenants"), 0);
+    cr_assert_eq(json_integer_value(json_object_get(a, "replicas")), 4);
+    cr_assert_eq(json_array_size(json_object_get(a, "gpus")), 4);
+    cr_assert_eq(gpus_used(res), 4);
+    double offered = json_number_value(json_object_get(a, "offered_rps"));
+    cr_assert_float_eq(json_number_value(json_object_get(a, "throughput_rps")), offered,
+                       0.02 * offered);
+    json_decref(res);
+}
+
+Test(cluster, the_same_file_gives_the_same_results)
+{
+    const char *sets[] = {"tenants.m1.arrival.rate=1500", "tenants.m2.arrival.rate=1500",
+                          "cluster.policy=interference_aware"};
+    json_t *a = run("tests/fixtures/cluster/interference.cfg", sets, 3);
+    json_t *b = run("tests/fixtures/cluster/interference.cfg", sets, 3);
+    cr_assert(json_equal(a, b));
+    json_decref(a);
+    json_decref(b);
+}
+
+static void bad(const char *rel, const char *want)
+{
+    json_t *res = NULL;
+    colo_error_t err;
+    colo_error_clear(&err);
+    cr_assert_lt(colo_cluster_run(src_path(rel), NULL, 0, &res, &err), 0);
+    cr_assert_null(res);
+    char msg[1024];
+    colo_error_format(&err, msg, sizeof msg);
+    cr_assert(strstr(msg, want), "%s: got '%s', expected it to contain '%s'", rel, msg, want);
+}
+
+Test(cluster, bad_files_name_the_line_and_key)
+{
+    bad("tests/fixtures/cluster/bad_policy.cfg",
+        "bad_policy.cfg:5: cluster.policy: unknown policy 'round_robin'");
+    bad("tests/fixtures/cluster/bad_instance.cfg",
+        "bad_instance.cfg:7: tenants.[0].instance: in a cluster the placement chooses it");
+    /* a one-GPU command on a cluster file says what to do */
+    colo_scenario_t *sc;
+    colo_error_t err;
+    colo_error_clear(&err);
+    cr_assert_lt(
+        colo_scenario_load(src_path("tests/fixtures/cluster/packing.cfg"), NULL, 0, &sc, &err), 0);
+    cr_assert(strstr(err.text, "colosim run"), "%s", err.text);
+}
