@@ -557,6 +557,19 @@ int colo_pool_start(colo_point_pool_t *p, const colo_study_t *s, colo_point_fn f
     return 0;
 }
 
+int colo_pool_fill(colo_point_pool_t *p, const colo_study_t *s, colo_point_fn fn,
+                   const char *dir, const size_t *todo, size_t n_todo, size_t *next,
+                   colo_error_t *err)
+{
+    char file[4096];
+    int rc = 0;
+    while (!rc && *next < n_todo && !colo_pool_full(p)) {
+        colo_study_point_file(file, sizeof file, dir, todo[*next]);
+        rc = colo_pool_start(p, s, fn, todo[(*next)++], file, err);
+    }
+    return rc;
+}
+
 int colo_pool_reap(colo_point_pool_t *p, bool block, size_t *point, bool *ok)
 {
     if (p->running == 0) return 0;
@@ -636,13 +649,9 @@ static int run_points(const colo_study_t *s, const colo_sweep_opts_t *o, const c
     size_t next = 0, done = total - n_todo, point;
     int failed = 0;
     bool ok;
-    char file[4096];
     colo_study_progress(&pr, done, false);
     while (!rc && (next < n_todo || colo_pool_running(pool) > 0)) {
-        while (!rc && next < n_todo && !colo_pool_full(pool)) {
-            colo_study_point_file(file, sizeof file, dir, todo[next]);
-            rc = colo_pool_start(pool, s, fn, todo[next++], file, err);
-        }
+        if (!rc) rc = colo_pool_fill(pool, s, fn, dir, todo, n_todo, &next, err);
         if (colo_pool_reap(pool, true, &point, &ok)) {
             done++;
             failed += !ok;

@@ -112,6 +112,11 @@ bool colo_pool_full(const colo_point_pool_t *p);
 int colo_pool_running(const colo_point_pool_t *p);
 int colo_pool_start(colo_point_pool_t *p, const colo_study_t *s, colo_point_fn fn, size_t i,
                     const char *file, colo_error_t *err);
+/* Starts todo[*next], todo[*next + 1], ... (each into colo_study_point_file(dir, i)) while the
+ * pool has room. */
+int colo_pool_fill(colo_point_pool_t *p, const colo_study_t *s, colo_point_fn fn,
+                   const char *dir, const size_t *todo, size_t n_todo, size_t *next,
+                   colo_error_t *err);
 /* Waits (block) or looks (not block) for a child to finish: 1 with its point and whether its
  * file was written, 0 when none finished or none is running. */
 int colo_pool_reap(colo_point_pool_t *p, bool block, size_t *point, bool *ok);

@@ -149,15 +149,11 @@ static int coordinate(const colo_study_t *s, const colo_sweep_opts_t *o, const c
     size_t next = 0, done = total - n_todo, point;
     int failed = 0;
     bool ok;
-    char file[4096];
     colo_study_progress(&pr, done, false);
     /* Until every rank's open request has had its "done", and our own children are back. */
     while (open > 0 || (!rc && next < n_todo) || (pool && colo_pool_running(pool) > 0)) {
         bool busy = false;
-        while (!rc && next < n_todo && !colo_pool_full(pool)) {
-            colo_study_point_file(file, sizeof file, dir, todo[next]);
-            rc = colo_pool_start(pool, s, fn, todo[next++], file, err);
-        }
+        if (!rc) rc = colo_pool_fill(pool, s, fn, dir, todo, n_todo, &next, err);
         int flag;
         MPI_Status st;
         MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
