@@ -800,22 +800,31 @@ static json_t *study_head(const colo_study_t *s, const char *kind)
                      "axes", axes, "set", string_array(s->sets, s->n_sets));
 }
 
+/* Runs every point of the study into DIR/sub (by o's runner, or here), then reads them into
+ * *points and starts the result document of this kind (*doc, with the points). 1 when another
+ * process gathers the results (an MPI worker); 0; or a negative code with err set. */
+static int run_and_gather(const colo_study_t *s, const colo_sweep_opts_t *o, const char *sub,
+                          colo_point_fn fn, const char *kind, json_t **points, json_t **doc,
+                          colo_error_t *err)
+{
+    *points = *doc = NULL;
+    char *pdir = joined(o->out_dir ? o->out_dir : s->out_dir, sub);
+    if (!pdir) return colo_error_set(err, COLO_ENOMEM, s->path, 0, NULL, "out of memory");
+    int rc = (o->runner ? o->runner : run_points)(s, o, pdir, fn, err);
+    if (!rc) rc = gather(s, pdir, points, err);
+    colo_free(pdir);
+    if (!rc && !(*doc = study_head(s, kind)))
+        rc = colo_error_set(err, COLO_ENOMEM, s->path, 0, NULL, "out of memory");
+    if (!rc) json_object_set(*doc, "points", *points);
+    return rc;
+}
+
 int colo_sweep_run(const colo_study_t *s, const colo_sweep_opts_t *o, colo_error_t *err)
 {
     const char *dir = o->out_dir ? o->out_dir : s->out_dir;
-    char *pdir = joined(dir, "points");
-    if (!pdir) return colo_error_set(err, COLO_ENOMEM, s->path, 0, NULL, "out of memory");
-    int rc = (o->runner ? o->runner : run_points)(s, o, pdir, sweep_point, err);
-    if (rc == 1) { /* another process gathers the results */
-        colo_free(pdir);
-        return 0;
-    }
-    json_t *points = NULL, *doc = NULL;
-    if (!rc) rc = gather(s, pdir, &points, err);
-    colo_free(pdir);
-    if (!rc && !(doc = study_head(s, "sweep")))
-        rc = colo_error_set(err, COLO_ENOMEM, s->path, 0, NULL, "out of memory");
-    if (!rc) json_object_set(doc, "points", points);
+    json_t *points, *doc;
+    int rc = run_and_gather(s, o, "points", sweep_point, "sweep", &points, &doc, err);
+    if (rc == 1) return 0; /* another process gathers the results */
     char *jpath = joined(dir, "sweep.json"), *cpath = joined(dir, "sweep.csv");
     if (!rc && (!jpath || !cpath))
         rc = colo_error_set(err, COLO_ENOMEM, dir, 0, NULL, "out of memory");
@@ -950,20 +959,10 @@ int colo_search_run(const colo_study_t *s, const colo_sweep_opts_t *o, colo_erro
         return colo_error_set(err, COLO_EINVAL, s->path, 0, "search",
                               "the study has no search = { key = \"load_scale\"; ... } section");
     const char *dir = o->out_dir ? o->out_dir : s->out_dir;
-    char *pdir = joined(dir, "search");
-    if (!pdir) return colo_error_set(err, COLO_ENOMEM, s->path, 0, NULL, "out of memory");
-    int rc = (o->runner ? o->runner : run_points)(s, o, pdir, search_point, err);
-    if (rc == 1) { /* another process gathers the results */
-        colo_free(pdir);
-        return 0;
-    }
-    json_t *points = NULL, *doc = NULL;
-    if (!rc) rc = gather(s, pdir, &points, err);
-    colo_free(pdir);
-    if (!rc && !(doc = study_head(s, "search")))
-        rc = colo_error_set(err, COLO_ENOMEM, s->path, 0, NULL, "out of memory");
+    json_t *points, *doc;
+    int rc = run_and_gather(s, o, "search", search_point, "search", &points, &doc, err);
+    if (rc == 1) return 0; /* another process gathers the results */
     if (!rc) {
-        json_object_set(doc, "points", points);
         json_object_set_new(doc, "search",
                             json_pack("{s:s,s:f,s:f,s:f,s:i,s:f,s:f}", "key", s->search.key, "lo",
                                       s->search.lo, "hi", s->search.hi, "tolerance",
