@@ -246,6 +246,9 @@ static int read_mig(const colo_cfg_reader_t *r, const config_setting_t *root, co
     if ((rc = colo_cfg_aggregate(r, m, "profiles", REQ, CONFIG_TYPE_LIST, &list))) return rc;
     int n = config_setting_length(list);
     if (n < 1) return colo_cfg_error(r, list, COLO_EINVAL, "lists no profiles");
+    if (n > COLO_MIG_MAX_PROFILES)
+        return colo_cfg_error(r, list, COLO_ERANGE, "at most %d profiles",
+                              COLO_MIG_MAX_PROFILES);
     gpu->mig.profiles = colo_calloc((size_t)n, sizeof *gpu->mig.profiles);
     if (!gpu->mig.profiles) return COLO_ENOMEM;
     for (int i = 0; i < n; i++) {

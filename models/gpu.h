@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #define COLO_MIG_MAX_SLOTS 8
+#define COLO_MIG_MAX_PROFILES 64 /* a GPU file lists at most this many (h100-sxm.cfg: 7) */
 
 /* One MIG GPU-instance profile, as nvidia-smi mig -lgip/-lgipp lists it. */
 typedef struct colo_mig_profile {

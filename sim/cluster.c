@@ -21,7 +21,6 @@
 #include <string.h>
 
 #define MAX_GPUS 1024
-#define MAX_MIG_PROFILES 64
 /* "auto" replicas, interference-aware: at most this many more than the headroom rule gives. */
 #define AUTO_MORE 8
 
@@ -49,7 +48,7 @@ typedef struct gpu {
     size_t *members; /* replica indices, in placement order */
     double util;     /* timeslice, MPS: sum of demands */
     int sms_used;    /* Green Contexts */
-    int taken[COLO_MIG_MAX_SLOTS], slices, counts[MAX_MIG_PROFILES]; /* MIG */
+    int taken[COLO_MIG_MAX_SLOTS], slices, counts[COLO_MIG_MAX_PROFILES]; /* MIG */
     int *placement; /* MIG: start slot of each member's instance */
     double memory;
 } gpu_t;

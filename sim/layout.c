@@ -263,7 +263,7 @@ static int mig(const colo_cfg_reader_t *r, const config_setting_t *root, colo_sc
     int rc = colo_cfg_aggregate(r, sh, "instances", 0, CONFIG_TYPE_LIST, &list);
     if (rc < 0) return rc;
     rc = 0;
-    int taken[COLO_MIG_MAX_SLOTS], counts[64] = {0};
+    int taken[COLO_MIG_MAX_SLOTS], counts[COLO_MIG_MAX_PROFILES] = {0};
     for (int s = 0; s < COLO_MIG_MAX_SLOTS; s++)
         taken[s] = -1;
     size_t n = list ? (size_t)config_setting_length(list) : sc->n_tenants;
