@@ -181,6 +181,16 @@ typedef struct gen {
     uint64_t seed;
 } gen_t;
 
+/* A replica's tenant name: NAME, or NAME-rK when its service has several. */
+static void replica_name(const cluster_t *c, const replica_t *r, char *buf, size_t n)
+{
+    const struct tenant *t = &c->tenants[r->tenant];
+    if (t->replicas != 1)
+        snprintf(buf, n, "%s-r%d", t->name, r->k);
+    else
+        snprintf(buf, n, "%s", t->name);
+}
+
 static int edit(const colo_cfg_reader_t *r, config_setting_t *root, void *ctx)
 {
     const gen_t *g = ctx;
@@ -222,14 +232,10 @@ static int edit(const colo_cfg_reader_t *r, config_setting_t *root, void *ctx)
     }
     for (size_t m = 0; m < g->n; m++) {
         const replica_t *rep = &c->replicas[g->members[m]];
-        const struct tenant *t = &c->tenants[rep->tenant];
         if ((rc = copy_setting(tl, config_setting_get_elem(tl, (unsigned)rep->tenant)))) return rc;
         config_setting_t *e = config_setting_get_elem(tl, n0 + (unsigned)m);
         char name[256];
-        if (t->replicas != 1)
-            snprintf(name, sizeof name, "%s-r%d", t->name, rep->k);
-        else
-            snprintf(name, sizeof name, "%s", t->name);
+        replica_name(c, rep, name, sizeof name);
         drop(e, "replicas");
         if ((rc = set_string(e, "name", name))) return rc;
         if (c->mode == COLO_SHARE_MIG) {
@@ -898,14 +904,6 @@ static double num(json_t *o, const char *k)
     return json_number_value(json_object_get(o, k));
 }
 
-static void replica_name(const cluster_t *c, const replica_t *r, char *buf, size_t n)
-{
-    const struct tenant *t = &c->tenants[r->tenant];
-    if (t->replicas != 1)
-        snprintf(buf, n, "%s-r%d", t->name, r->k);
-    else
-        snprintf(buf, n, "%s", t->name);
-}
 
 static json_t *part_json(const cluster_t *c, const replica_t *r, int start)
 {
