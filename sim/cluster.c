@@ -195,7 +195,6 @@ static int edit(const colo_cfg_reader_t *r, config_setting_t *root, void *ctx)
 {
     const gen_t *g = ctx;
     const cluster_t *c = g->c;
-    (void)r;
     int rc = 0;
     drop(root, "cluster");
     drop(root, "faults");
@@ -203,8 +202,8 @@ static int edit(const colo_cfg_reader_t *r, config_setting_t *root, void *ctx)
         (rc = set_int(root, "seed", (long long)g->seed)))
         return rc;
     if (g->duration_s > 0) {
-        double warm = 0;
-        config_setting_lookup_float(root, "warmup_s", &warm);
+        double warm = 0; /* written as an integer or a float */
+        if ((rc = colo_cfg_double(r, root, "warmup_s", COLO_CFG_NONNEG, &warm)) < 0) return rc;
         if ((rc = set_float(root, "duration_s", g->duration_s)) ||
             (rc = set_float(root, "warmup_s", fmin(warm, g->duration_s / 5))))
             return rc;
