@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static int read_all(const char *path, char **buf, size_t *len, colo_error_t *err)
+int colo_read_file(const char *path, char **buf, size_t *len, colo_error_t *err)
 {
     FILE *f = fopen(path, "rb");
     if (!f) return colo_error_set(err, COLO_EIO, path, 0, NULL, "cannot open: %s", strerror(errno));
@@ -41,7 +41,7 @@ int colo_json_read_file(const char *path, json_t **root, char **text, size_t *le
     *text = NULL;
     char *buf = NULL;
     size_t n = 0;
-    int rc = read_all(path, &buf, &n, err);
+    int rc = colo_read_file(path, &buf, &n, err);
     if (rc) return rc;
     json_error_t jerr;
     unsigned long failed_before = colo_alloc_failures();

@@ -11,6 +11,10 @@
 #include <stdarg.h>
 #include <stddef.h>
 
+/* Reads the whole file at path into *buf (colo_free), its length into *len. Errors: COLO_EIO
+ * (cannot open/read), COLO_ENOMEM. */
+int colo_read_file(const char *path, char **buf, size_t *len, colo_error_t *err);
+
 /* Reads and parses the JSON file at path (duplicate keys refused). On success *root is the
  * document and *text (colo_free) the file's bytes, *len their count, for the line scanners below.
  * Errors: COLO_EIO (cannot open/read), COLO_EPARSE (with Jansson's line), COLO_ENOMEM. */

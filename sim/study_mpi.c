@@ -12,6 +12,7 @@
 #include "study_mpi.h"
 #include "alloc.h"
 #include "atomic_file.h"
+#include "json_lines.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -65,37 +66,6 @@ static void pause_briefly(void)
 {
     struct timespec ts = {0, 1000000}; /* 1 ms: a point takes tens of ms or more */
     nanosleep(&ts, NULL);
-}
-
-/* Reads a whole file; NULL when it cannot. */
-static char *read_whole(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    char *buf = NULL;
-    size_t cap = 0, n = 0;
-    bool bad = false;
-    for (;;) {
-        if (n == cap) {
-            char *b = colo_realloc(buf, cap = cap ? 2 * cap : 65536);
-            if (!b) {
-                bad = true;
-                break;
-            }
-            buf = b;
-        }
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (got == 0) break;
-    }
-    bad = bad || ferror(f);
-    fclose(f);
-    if (bad) {
-        colo_free(buf);
-        return NULL;
-    }
-    *len = n;
-    return buf;
 }
 
 /* ---- rank 0 ---- */
@@ -202,7 +172,10 @@ static void send_result(size_t i, const char *file, bool ok)
     char head[32];
     int hl = snprintf(head, sizeof head, "%zu\n", i);
     size_t n = 0;
-    char *body = ok ? read_whole(file, &n) : NULL;
+    char *body = NULL;
+    colo_error_t e;
+    colo_error_clear(&e);
+    if (ok && colo_read_file(file, &body, &n, &e)) n = 0; /* unreadable: the point failed */
     char *msg = colo_malloc((size_t)hl + n);
     if (!msg) MPI_Abort(MPI_COMM_WORLD, 1);
     memcpy(msg, head, (size_t)hl);
