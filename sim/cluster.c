@@ -73,7 +73,6 @@ typedef struct cluster {
     } * pools;
     size_t n_tenants;
     struct tenant {
-        char *name;
         int replicas; /* 0: auto */
         double memory_gib;
         double rate; /* offered requests/s of the whole service; < 0: closed loop */
@@ -181,14 +180,20 @@ typedef struct gen {
     uint64_t seed;
 } gen_t;
 
+/* A service's name, as the scenario reader read it. */
+static const char *tenant_name(const cluster_t *c, size_t t)
+{
+    return c->models[0]->tenants[t].name;
+}
+
 /* A replica's tenant name: NAME, or NAME-rK when its service has several. */
 static void replica_name(const cluster_t *c, const replica_t *r, char *buf, size_t n)
 {
     const struct tenant *t = &c->tenants[r->tenant];
     if (t->replicas != 1)
-        snprintf(buf, n, "%s-r%d", t->name, r->k);
+        snprintf(buf, n, "%s-r%d", tenant_name(c, r->tenant), r->k);
     else
-        snprintf(buf, n, "%s", t->name);
+        snprintf(buf, n, "%s", tenant_name(c, r->tenant));
 }
 
 static int edit(const colo_cfg_reader_t *r, config_setting_t *root, void *ctx)
@@ -376,12 +381,7 @@ static int read_cluster(cluster_t *c, const colo_cfg_reader_t *r, const config_s
     for (size_t i = 0; i < c->n_tenants; i++) {
         const config_setting_t *t = config_setting_get_elem(tl, (unsigned)i);
         struct tenant *ct = &c->tenants[i];
-        const char *name = NULL;
         if (!config_setting_is_group(t)) continue; /* the scenario reader says why */
-        if ((rc = colo_cfg_string(r, t, "name", 0, &name)) < 0) return rc;
-        char fallback[32];
-        snprintf(fallback, sizeof fallback, "tenant%zu", i);
-        if (!(ct->name = colo_strdup(name ? name : fallback))) return COLO_ENOMEM;
         static const char *const theirs[] = {"instance", "sms"};
         for (size_t k = 0; k < 2; k++)
             if (config_setting_get_member(t, theirs[k]))
@@ -541,7 +541,7 @@ static int choose_part(cluster_t *c, size_t model, size_t t, part_t *part, doubl
         if (n == 0)
             return colo_error_set(c->err, COLO_ERANGE, c->path, 0, "memory_gib",
                                   "tenant '%s' holds %.4g GiB: no %s of %s is that big",
-                                  c->tenants[t].name, mem,
+                                  tenant_name(c, t), mem,
                                   c->mode == COLO_SHARE_MIG ? "MIG instance" : "GPU", g->name);
         for (size_t k = 0; k < n; k++)
             if ((rc = demand_on(c, model, t, reps, cand[k], &dk[k]))) return rc;
@@ -757,7 +757,7 @@ static int place(cluster_t *c, size_t ri)
         if (!fits(c, &c->gpus[best], r, &left, &best_start))
             return colo_error_set(c->err, COLO_ERANGE, c->path, 0, "cluster",
                                   "tenant '%s' does not fit even on an empty %s",
-                                  c->tenants[r->tenant].name, c->pools[c->gpus[best].pool].model);
+                                  tenant_name(c, r->tenant), c->pools[c->gpus[best].pool].model);
     }
     if ((rc = part_for(c, &c->gpus[best], r))) return rc;
     return add_member(c, (size_t)best, ri, best_start);
@@ -843,8 +843,6 @@ static void cluster_free(cluster_t *c)
     for (size_t i = 0; i < c->n_pools; i++)
         colo_free(c->pools[i].model);
     colo_free(c->pools);
-    for (size_t i = 0; i < c->n_tenants; i++)
-        colo_free(c->tenants[i].name);
     colo_free(c->tenants);
     for (size_t i = 0; i < c->n_models; i++)
         colo_scenario_free(c->models[i]);
@@ -903,7 +901,6 @@ static double num(json_t *o, const char *k)
     return json_number_value(json_object_get(o, k));
 }
 
-
 static json_t *part_json(const cluster_t *c, const replica_t *r, int start)
 {
     if (c->mode == COLO_SHARE_MIG)
@@ -956,7 +953,7 @@ static json_t *service_json(const cluster_t *c, size_t t, json_t *const *gpu_res
                   worst[0], "p90", worst[1], "p99", worst[2], "p999", worst[3], "max", worst[4]);
     json_t *o =
         json_pack("{s:s,s:o,s:i,s:i,s:o,s:o,s:f,s:I,s:I,s:I,s:I,s:o,s:f,s:o,s:o,s:s}", "name",
-                  c->tenants[t].name, "model",
+                  tenant_name(c, t), "model",
                   first ? json_incref(json_object_get(first, "model")) : json_null(), "replicas",
                   c->tenants[t].replicas, "placed", placed, "gpus", gpus, "slo_ms",
                   slo > 0 ? json_real(slo) : json_null(), "isolated_ms", iso, "arrived",
