@@ -399,20 +399,6 @@ static int run_cluster(struct scenario_opts *o)
     return status;
 }
 
-/* Simulates one loaded scenario; *res gets its results. */
-static int simulate(const colo_scenario_t *sc, const char *const *sets, size_t n, json_t **res,
-                    colo_error_t *err)
-{
-    colo_sim_t *sim = NULL;
-    *res = NULL;
-    int rc = colo_sim_new(sc, &sim, err);
-    if (!rc) rc = colo_sim_run(sim, err);
-    if (!rc && !(*res = colo_results_json(sim, sets, n)))
-        rc = colo_error_set(err, COLO_ENOMEM, sc->path, 0, NULL, "out of memory");
-    colo_sim_free(sim);
-    return rc;
-}
-
 /* run --compare-modes: the same tenants under each mechanism, one table. */
 static int compare_modes(struct scenario_opts *o)
 {
@@ -435,7 +421,7 @@ static int compare_modes(struct scenario_opts *o)
         colo_error_clear(&err);
         colo_scenario_t *sc = NULL;
         int rc = colo_scenario_load(o->file, sets, o->n_sets + 1, &sc, &err);
-        if (!rc) rc = simulate(sc, sets, o->n_sets + 1, &by_mode[m], &err);
+        if (!rc) rc = colo_simulate_scenario(sc, sets, o->n_sets + 1, &by_mode[m], &err);
         colo_scenario_free(sc);
         if (rc) {
             char msg[2048];

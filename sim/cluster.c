@@ -276,14 +276,9 @@ static int load_gpu(const cluster_t *c, const gen_t *g, colo_scenario_t **sc)
 static int simulate_gpu(const cluster_t *c, const gen_t *g, json_t **res)
 {
     colo_scenario_t *sc = NULL;
-    colo_sim_t *sim = NULL;
     *res = NULL;
     int rc = load_gpu(c, g, &sc);
-    if (!rc) rc = colo_sim_new(sc, &sim, c->err);
-    if (!rc) rc = colo_sim_run(sim, c->err);
-    if (!rc && !(*res = colo_results_json(sim, c->sets, c->n_sets)))
-        rc = colo_error_set(c->err, COLO_ENOMEM, c->path, 0, NULL, "out of memory");
-    colo_sim_free(sim);
+    if (!rc) rc = colo_simulate_scenario(sc, c->sets, c->n_sets, res, c->err);
     colo_scenario_free(sc);
     return rc;
 }
@@ -1097,14 +1092,22 @@ int colo_simulate_file(const char *path, const char *const *sets, size_t n, json
     if (rc < 0) return rc;
     if (rc == 1) return colo_cluster_run(path, sets, n, out, err);
     colo_scenario_t *sc = NULL;
-    colo_sim_t *sim = NULL;
     rc = colo_scenario_load(path, sets, n, &sc, err);
-    if (!rc) rc = colo_sim_new(sc, &sim, err);
+    if (!rc) rc = colo_simulate_scenario(sc, sets, n, out, err);
+    colo_scenario_free(sc);
+    return rc;
+}
+
+int colo_simulate_scenario(const colo_scenario_t *sc, const char *const *sets, size_t n,
+                           json_t **out, colo_error_t *err)
+{
+    colo_sim_t *sim = NULL;
+    *out = NULL;
+    int rc = colo_sim_new(sc, &sim, err);
     if (!rc) rc = colo_sim_run(sim, err);
     if (!rc && !(*out = colo_results_json(sim, sets, n)))
-        rc = colo_error_set(err, COLO_ENOMEM, path, 0, NULL, "out of memory");
+        rc = colo_error_set(err, COLO_ENOMEM, sc->path, 0, NULL, "out of memory");
     colo_sim_free(sim);
-    colo_scenario_free(sc);
     return rc;
 }
 

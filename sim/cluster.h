@@ -24,6 +24,11 @@ int colo_cluster_run(const char *path, const char *const *sets, size_t n, json_t
 /* The placement and per-service table of a cluster's results, for people. */
 void colo_cluster_print(json_t *results, FILE *f);
 
+/* Simulates a loaded one-GPU scenario into *out (results JSON, sets as its overrides). */
+struct colo_scenario;
+int colo_simulate_scenario(const struct colo_scenario *sc, const char *const *sets, size_t n,
+                           json_t **out, colo_error_t *err);
+
 /* Simulates a scenario file, one GPU or a cluster, into *out (results JSON). */
 int colo_simulate_file(const char *path, const char *const *sets, size_t n, json_t **out,
                        colo_error_t *err);
