@@ -258,7 +258,10 @@ int colo_parse_datetime_ns(const char *s, colo_time_t *out)
 {
     int y, mo, d, h, mi, sec, n = 0;
     if (sscanf(s, "%4d-%2d-%2d %2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &n) != 6) return -1;
-    if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60) return -1;
+    /* years 1970-2200: every time, and the gap between any two, fits in colo_time_t's ns */
+    if (y < 1970 || y > 2200 || mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 || h > 23 ||
+        mi < 0 || mi > 59 || sec < 0 || sec > 60)
+        return -1;
     long long frac = 0;
     int digits = 0;
     const char *p = s + n;
@@ -343,10 +346,13 @@ static int read_record(const colo_arrival_cfg_t *c, colo_arrival_state_t *st, co
             if (st->line == 1 && strncmp(buf, "TIMESTAMP", 9) == 0) continue; /* header */
             if (colo_parse_datetime_ns(buf, t) == 0) return 0;
             return colo_error_set(err, COLO_EPARSE, c->path, (int)st->line, "TIMESTAMP",
-                                  "not a date and time (YYYY-MM-DD hh:mm:ss.fffffff)");
+                                  "not a date and time from 1970 to 2200 (YYYY-MM-DD hh:mm:ss.fffffff)");
         }
         json_error_t je;
+        unsigned long failed_before = colo_alloc_failures();
         json_t *o = json_loads(buf, JSON_DECODE_ANY, &je);
+        if (!o && colo_alloc_failures() != failed_before)
+            return colo_error_set(err, COLO_ENOMEM, c->path, (int)st->line, NULL, "out of memory");
         json_t *ts = o ? json_object_get(o, "timestamp") : NULL;
         int ok =
             ts && json_is_number(ts) && json_number_value(ts) >= 0 && json_number_value(ts) < 9e12;

@@ -95,7 +95,8 @@ void colo_arrival_describe(const colo_arrival_cfg_t *cfg, char *buf, size_t n);
 colo_time_t colo_arrival_think(const colo_arrival_cfg_t *cfg, gsl_rng *rng);
 
 /* Parses an Azure trace timestamp "2023-11-16 18:17:03.9799600" into ns since 1970 (UTC).
- * Returns 0 or -1 when it is not one. Exposed for tests. */
+ * Returns 0 or -1 when it is not one, or not in 1970-2200 (where every gap fits). Exposed for
+ * tests. */
 int colo_parse_datetime_ns(const char *s, colo_time_t *out);
 
 #endif

@@ -212,19 +212,26 @@ int colo_import_kineto(const char *path, const colo_kineto_opts_t *o, colo_trace
     int rc = slurp(path, &buf, &len, err);
     if (rc) return rc;
     json_error_t je;
+    unsigned long failed_before = colo_alloc_failures();
     json_t *root = json_loadb(buf, len, 0, &je);
     colo_free(buf);
-    if (!root)
+    if (!root) {
+        /* Jansson reports some allocation failures as syntax errors */
+        if (json_error_code(&je) == json_error_out_of_memory ||
+            colo_alloc_failures() != failed_before)
+            return colo_error_set(err, COLO_ENOMEM, path, 0, NULL, "out of memory");
         return colo_error_set(err, COLO_EPARSE, path, je.line > 0 ? je.line : 0, NULL,
                               "JSON error: %s", je.text);
+    }
     const char *gpu = o->gpu;
     json_t *dev = json_array_get(json_object_get(root, "deviceProperties"), 0);
     const char *dname = json_string_value(json_object_get(dev, "name"));
     if (!gpu) gpu = colo_gpu_guess(dname, num(dev, "totalGlobalMem", 0) / 1073741824.0);
-    if (!gpu) {
+    if (!gpu) { /* the message before the document (which holds the name) goes */
+        rc = colo_error_set(err, COLO_EINVAL, path, 0, "deviceProperties",
+                            "cannot tell which GPU '%s' is: give --gpu", dname ? dname : "?");
         json_decref(root);
-        return colo_error_set(err, COLO_EINVAL, path, 0, "deviceProperties",
-                              "cannot tell which GPU '%s' is: give --gpu", dname ? dname : "?");
+        return rc;
     }
     char stem[256];
     const char *base = strrchr(path, '/');

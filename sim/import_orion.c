@@ -41,7 +41,7 @@ static int read_rows(FILE *f, const char *path, colo_trace_t *t, colo_error_t *e
     while (getline(&line, &cap, f) >= 0) {
         lineno++;
         colo_csv_chomp(line);
-        if (lineno == 1 && (unsigned char)line[0] == 0xEF)
+        if (lineno == 1 && strncmp(line, "\xEF\xBB\xBF", 3) == 0) /* UTF-8 byte order mark */
             memmove(line, line + 3, strlen(line + 3) + 1);
         if (line[0] == '\0') continue;
         int n = colo_csv_split(line, fields, 15);

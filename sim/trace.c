@@ -4,6 +4,7 @@
 #include "atomic_file.h"
 #include "json_lines.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -53,12 +54,15 @@ void colo_trace_summarise(colo_trace_t *t)
     t->copy_bytes[0] = t->copy_bytes[1] = 0;
     for (size_t i = 0; i < t->n_ops; i++) {
         const colo_op_t *op = &t->ops[i];
+        /* saturating: readers bound each op (COLO_OP_MAX_*), not how many there are */
         if (op->type == COLO_OP_KERNEL) {
             t->n_kernels++;
-            t->kernel_time += op->duration;
+            if (__builtin_add_overflow(t->kernel_time, op->duration, &t->kernel_time))
+                t->kernel_time = COLO_TIME_MAX;
         } else {
             t->n_copies++;
-            t->copy_bytes[op->dir] += op->bytes;
+            long long *b = &t->copy_bytes[op->dir];
+            if (__builtin_add_overflow(*b, op->bytes, b)) *b = LLONG_MAX;
         }
     }
 }
@@ -177,8 +181,8 @@ static int read_kernel(const struct reader *r, size_t i, json_t *o, colo_op_t *o
         return rc;
     if (!(dur >= 0.5))
         return op_error(r, i, "duration_ns", COLO_ERANGE, "must be at least 1 ns (got %g)", dur);
-    if (dur > 1e15 || gap > 1e15)
-        return op_error(r, i, dur > 1e15 ? "duration_ns" : "gap_ns", COLO_ERANGE,
+    if (dur > COLO_OP_MAX_NS || gap > COLO_OP_MAX_NS)
+        return op_error(r, i, dur > COLO_OP_MAX_NS ? "duration_ns" : "gap_ns", COLO_ERANGE,
                         "is longer than 11 days; not a kernel");
     op->duration = colo_time_from_ns(dur);
     op->gap = colo_time_from_ns(gap);
@@ -215,10 +219,13 @@ static int read_copy(const struct reader *r, size_t i, json_t *o, colo_op_t *op)
     json_t *b = json_object_get(o, "bytes");
     if (!json_is_integer(b) || json_integer_value(b) < 1)
         return op_error(r, i, "bytes", COLO_EINVAL, "missing or not a positive integer");
+    if ((double)json_integer_value(b) > COLO_OP_MAX_BYTES)
+        return op_error(r, i, "bytes", COLO_ERANGE, "is more than 1 PB; not a copy");
     op->bytes = (long long)json_integer_value(b);
     double gap = 0;
     if ((rc = get_number(r, i, o, "gap_ns", 0, &gap))) return rc;
-    if (gap > 1e15) return op_error(r, i, "gap_ns", COLO_ERANGE, "is longer than 11 days");
+    if (gap > COLO_OP_MAX_NS)
+        return op_error(r, i, "gap_ns", COLO_ERANGE, "is longer than 11 days");
     op->gap = colo_time_from_ns(gap);
     return 0;
 }

@@ -55,6 +55,11 @@ typedef struct colo_trace {
  * known, and the key ("ops[12].duration_ns"). *out is new (colo_trace_free). */
 int colo_trace_load(const char *path, colo_trace_t **out, colo_error_t *err);
 
+/* The longest duration or gap (ns) and the largest copy (bytes) of one op that any reader
+ * accepts: 11.6 days and 1 PB, far beyond any real kernel, so a trace's sums cannot overflow. */
+#define COLO_OP_MAX_NS 1e15
+#define COLO_OP_MAX_BYTES 1e15
+
 /* Writes a trace atomically, one op per line. 0 or a negative code with err set. */
 int colo_trace_save(const colo_trace_t *t, const char *path, colo_error_t *err);
 

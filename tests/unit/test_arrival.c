@@ -95,6 +95,12 @@ Test(arrival, datetimes_parse_to_nanoseconds)
     cr_assert_eq(u - t, 2LL * 86400 * 1000000000, "2024 is a leap year");
     cr_assert_eq(colo_parse_datetime_ns("yesterday", &t), -1);
     cr_assert_eq(colo_parse_datetime_ns("2023-13-01 00:00:00", &t), -1);
+    /* found by fuzz_azure: years whose nanoseconds overflow, negative hours and minutes */
+    cr_assert_eq(colo_parse_datetime_ns("9999-11-16 18:17:03.9799600", &t), -1);
+    cr_assert_eq(colo_parse_datetime_ns("1969-12-31 23:59:59", &t), -1);
+    cr_assert_eq(colo_parse_datetime_ns("2200-12-31 23:59:59", &t), 0);
+    cr_assert_eq(colo_parse_datetime_ns("2023-11-16 -1:17:03", &t), -1);
+    cr_assert_eq(colo_parse_datetime_ns("2023-11-16 18:-7:03", &t), -1);
 }
 
 static const char *shared(const char *file)

@@ -249,3 +249,21 @@ Test(capture, cupti_records_become_trace_ops)
     unlink(path);
 }
 #endif
+
+/* Found by fuzz_capture: copies of 2^63 - 1 bytes overflowed the trace's byte count; times
+ * out of range or copies over 1 PB are refused with the line. */
+Test(capture, copies_and_times_out_of_range_are_refused_with_the_line)
+{
+    colo_kineto_opts_t o = {NULL, 0, NULL, NULL, 0};
+    colo_error_t err;
+    colo_error_clear(&err);
+    colo_trace_t **ts = NULL;
+    size_t n = 0;
+    cr_assert_lt(colo_import_capture(
+                     src_path("tests/fuzz/regressions/capture/copy_bytes_overflow.txt"), &o, &ts,
+                     &n, &err),
+                 0);
+    cr_assert_null(ts);
+    cr_assert(strstr(err.text, "bytes outside 0 to 1 PB"), "%s", err.text);
+    cr_assert_eq(err.line, 8, "the first copy: %d", err.line);
+}

@@ -136,3 +136,18 @@ Test(import_kineto, malformed_files_get_clear_errors)
     expect_error("{\"traceEvents\": []}", 0, 0, "no kernels");
     expect_error(ok_kernel, 1, 20, "JSON error"); /* a truncated gzip stream */
 }
+
+/* Found by fuzz_kineto: the message named the GPU after the document holding its name was
+ * freed (a use after free under ASan). */
+Test(import_kineto, an_unknown_gpu_is_named_in_the_error)
+{
+    colo_kineto_opts_t o = {NULL, 0, NULL, NULL, 0};
+    colo_error_t err;
+    colo_error_clear(&err);
+    colo_trace_t *t = NULL;
+    cr_assert_eq(colo_import_kineto(src_path("tests/fuzz/regressions/kineto/unknown_gpu_name.json"),
+                                    &o, &t, &err),
+                 COLO_EINVAL);
+    cr_assert_null(t);
+    cr_assert(strstr(err.text, "cannot tell which GPU 'Mystery GPU 9000' is"), "%s", err.text);
+}

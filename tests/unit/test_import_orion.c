@@ -128,3 +128,17 @@ Test(import_orion, quoted_names_with_commas_survive)
     cr_assert_eq(t->ops[0].duration, 1000);
     colo_trace_free(t);
 }
+
+/* Found by fuzz_orion: a first line of one byte 0xEF (half a byte order mark) was read past its
+ * end. */
+Test(import_orion, a_partial_byte_order_mark_is_a_clear_error)
+{
+    colo_error_t err;
+    colo_error_clear(&err);
+    colo_trace_t *t = NULL;
+    cr_assert_lt(colo_import_orion(src_path("tests/fuzz/regressions/orion/lone_bom_byte.csv"), "m",
+                                   4, "v100-sxm2", &t, &err),
+                 0);
+    cr_assert_null(t);
+    cr_assert(strstr(err.text, "column missing from the header"), "%s", err.text);
+}
