@@ -1,6 +1,7 @@
 /* compare.c: results files side by side. */
 #include "compare.h"
 #include "alloc.h"
+#include "json_lines.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -61,14 +62,13 @@ static const char *not_results(json_t *r, const char **key)
 
 int colo_compare_load(colo_compare_t *c, const char *path, colo_error_t *err)
 {
-    json_error_t je;
-    json_t *doc = json_load_file(path, 0, &je);
-    if (!doc) {
-        if (je.line < 0) return colo_error_set(err, COLO_ENOENT, path, 0, NULL, "%s", je.text);
-        return colo_error_set(err, COLO_EPARSE, path, je.line, NULL, "%s", je.text);
-    }
+    json_t *doc;
+    char *text;
+    size_t len;
+    int rc = colo_json_read_file(path, &doc, &text, &len, err);
+    if (rc) return rc;
+    colo_free(text);
     const char *key, *why;
-    int rc = 0;
     json_t *modes = json_object_get(doc, "modes");
     if (json_is_object(modes) && json_is_string(json_object_get(doc, "compare"))) {
         const char *mode;
@@ -246,7 +246,7 @@ json_t *colo_compare_json(const colo_compare_t *c)
             bad |= json_object_set_new(t, tenant_metrics[m].key,
                                        metric_values(c, &tenant_metrics[m], objs));
     }
-    for (size_t k = 0; k < c->n; k++)
+    for (size_t k = 0; k < c->n && !bad; k++)
         objs[k] = c->col[k].results;
     for (size_t m = 0; m < sizeof gpu_metrics / sizeof *gpu_metrics && !bad; m++)
         bad |= json_object_set_new(gpu, gpu_metrics[m].key, metric_values(c, &gpu_metrics[m], objs));
