@@ -3,6 +3,7 @@
 #include "fluid.h"
 #include "alloc.h"
 #include "errors.h"
+#include "invariant.h"
 
 #include <math.h>
 #include <string.h>
@@ -142,6 +143,8 @@ static void account(colo_fluid_t *fl, const struct colo_fluid_act *a, double sig
 
 static void fix(colo_fluid_t *fl, struct colo_fluid_act *a, double v, uint32_t *unfixed)
 {
+    COLO_CHECK(v >= 0 && v <= a->bound * (1 + 1e-12), "activity speed %g outside [0, %g]", v,
+               a->bound);
     account(fl, a, -1);
     a->speed = v;
     account(fl, a, 1);
@@ -216,6 +219,26 @@ static void solve(colo_fluid_t *fl, size_t na, size_t nr)
     }
 }
 
+#ifdef COLOSIM_CHECKS
+/* No resource of the component just solved is granted over its capacity (relative 1e-9: the
+ * filling spends capacity by subtraction). */
+static void check_capacity(const colo_fluid_t *fl, size_t nr)
+{
+    for (size_t i = 0; i < nr; i++) {
+        const struct colo_fluid_res *r = &fl->res[fl->comp_res[i]];
+        double use = 0;
+        for (size_t u = 0; u < r->n_users; u++) {
+            const struct colo_fluid_act *a = &fl->act[r->users[u]];
+            for (int k = 0; k < a->n; k++)
+                if (a->e[k].res == fl->comp_res[i]) use += a->e[k].coef * a->speed;
+        }
+        COLO_DCHECK(use <= r->capacity * (1 + 1e-9) + 1e-12,
+                    "resource %u granted %.17g of its capacity %.17g", fl->comp_res[i], use,
+                    r->capacity);
+    }
+}
+#endif
+
 static colo_time_t finish_of(const struct colo_fluid_act *a)
 {
     if (a->speed <= 0) return COLO_TIME_MAX;
@@ -283,6 +306,9 @@ static int flush(colo_fluid_t *fl)
     for (size_t i = 0; i < na; i++)
         advance(fl, &fl->act[fl->comp_act[i]]);
     solve(fl, na, nr);
+#ifdef COLOSIM_CHECKS
+    check_capacity(fl, nr);
+#endif
     for (size_t i = 0; i < na; i++) {
         struct colo_fluid_act *a = &fl->act[fl->comp_act[i]];
         a->finish = finish_of(a);

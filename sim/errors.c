@@ -1,8 +1,10 @@
 /* errors.c: error code names and messages, and the colo_error_t helpers. */
 #include "errors.h"
+#include "invariant.h"
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *const messages[] = {
@@ -68,4 +70,18 @@ void colo_error_format(const colo_error_t *e, char *buf, size_t n)
         snprintf(buf, n, "%s%s: %s", where, e->key, e->text);
     else
         snprintf(buf, n, "%s%s", where, e->text);
+}
+
+void colo_check_failed(const char *file, int line, const char *cond, const char *fmt, ...)
+{
+    fflush(stdout);
+    fprintf(stderr, "colosim: internal error (a bug in colosim, not in the input; please report "
+                    "it with the command that ran): %s:%d: %s: ",
+            file, line, cond);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    abort();
 }

@@ -6,6 +6,7 @@
  * one pass instead of two. A slot's generation changes each
  * time it is freed, so a stale handle can never cancel someone else's event. */
 #include "event_queue.h"
+#include "invariant.h"
 #include "alloc.h"
 #include "errors.h"
 
@@ -239,6 +240,8 @@ bool colo_eq_pop(colo_eq_t *q, colo_event_t *ev)
     ev->arg = slot->arg;
     q->hole = true; /* removed lazily: the next schedule usually refills the root */
     free_slot(q, slot_of(top));
+    COLO_CHECK(top.time >= q->now, "simulated time goes back from %lld to %lld ns",
+               (long long)q->now, (long long)top.time);
     q->now = top.time;
     q->popped++;
     return true;

@@ -1,5 +1,6 @@
 /* serving.c: tenants, requests, execution domains, faults and the run loop. */
 #include "serving.h"
+#include "invariant.h"
 #include "alloc.h"
 #include "kernel_model.h"
 #include "rng.h"
@@ -179,6 +180,11 @@ static void kernel_ran(colo_tenant_run_t *t)
 {
     colo_sim_t *sim = t->sim;
     colo_time_t now = sim->eq.now;
+    COLO_CHECK(t->kernel_running && sim->kernels_running > 0,
+               "tenant %s: a kernel ends at %lld ns that was not running", t->cfg->name,
+               (long long)now);
+    t->kernel_running = false;
+    t->kernel_ends++;
     colo_add_clipped(&t->gpu_time, t->kernel_since, now, sim->sc->warmup, sim->sc->duration);
     if (--sim->kernels_running == 0)
         colo_add_clipped(&sim->busy_time, sim->busy_since, now, sim->sc->warmup, sim->sc->duration);
@@ -197,7 +203,6 @@ static void on_hw_kernel_done(void *obj, int64_t arg)
 {
     colo_tenant_run_t *t = obj;
     t->kernel = NULL;
-    t->kernel_running = false;
     kernel_ran(t);
     if ((uint64_t)arg != t->incarnation) return;
     t->kernel_left = 1.0;
@@ -215,9 +220,12 @@ static void on_hw_kernel_done(void *obj, int64_t arg)
 static void kernel_started(colo_tenant_run_t *t)
 {
     colo_sim_t *sim = t->sim;
+    COLO_CHECK(!t->kernel_running, "tenant %s: a kernel starts at %lld ns while one runs",
+               t->cfg->name, (long long)sim->eq.now);
     if (sim->kernels_running++ == 0) sim->busy_since = sim->eq.now;
     t->kernel_since = sim->eq.now;
     t->kernel_running = true;
+    t->kernel_starts++;
     if (sim->tl) {
         take_lane(t);
         count_kernels(sim);
@@ -247,7 +255,6 @@ static void halt_kernel(colo_tenant_run_t *t)
     if (!t->kernel) return;
     fail(t->sim, colo_hw_kernel_stop(&t->sim->hw, t->kernel, &t->kernel_left));
     t->kernel = NULL;
-    t->kernel_running = false;
     kernel_ran(t);
 }
 
@@ -274,7 +281,6 @@ static void ts_observe(void *obj, size_t ctx, bool running)
     if (!running) {
         ts_account(t, -1);
         kernel_ran(t);
-        t->kernel_running = false;
         return;
     }
     const colo_kernel_work_t *w = &t->var[t->cur_var].work[t->cur_op];
@@ -1026,7 +1032,41 @@ int colo_sim_run(colo_sim_t *sim, colo_error_t *err)
     if (rc)
         return colo_error_set(err, rc, sim->sc->path, 0, NULL, "simulation stopped: %s",
                               colo_strerror(rc));
+    colo_sim_check(sim);
     return 0;
+}
+
+void colo_sim_check(const colo_sim_t *sim)
+{
+    int running = 0;
+    for (size_t i = 0; i < sim->n; i++) {
+        const colo_tenant_run_t *t = &sim->t[i];
+        const char *name = t->cfg->name;
+        COLO_CHECK(t->kernel_starts == t->kernel_ends + t->kernel_running,
+                   "tenant %s: %llu kernels started, %llu ended, %d still running", name,
+                   (unsigned long long)t->kernel_starts, (unsigned long long)t->kernel_ends,
+                   (int)t->kernel_running);
+        running += t->kernel_running;
+        uint64_t by_reason = 0;
+        for (int r = 0; r < COLO_DROP_REASONS; r++)
+            by_reason += t->dropped_by[r];
+        COLO_CHECK(by_reason == t->dropped, "tenant %s: %llu dropped, %llu with a reason", name,
+                   (unsigned long long)t->dropped, (unsigned long long)by_reason);
+        uint64_t in_flight = 0; /* of the window's arrivals: waiting, or in the running batch */
+        for (size_t k = 0; k < t->qlen; k++)
+            in_flight += in_window(sim, t->queue[(t->qhead + k) % t->qcap].arrival);
+        for (int k = 0; k < t->n_batch; k++)
+            in_flight += in_window(sim, t->batch[k].arrival);
+        COLO_CHECK(t->arrived == t->completed + t->dropped + in_flight,
+                   "tenant %s: %llu requests arrived in the window, %llu completed, %llu dropped, "
+                   "%llu in flight at the end",
+                   name, (unsigned long long)t->arrived, (unsigned long long)t->completed,
+                   (unsigned long long)t->dropped, (unsigned long long)in_flight);
+        COLO_CHECK(t->latency.count == t->completed, "tenant %s: %llu latencies for %llu requests",
+                   name, (unsigned long long)t->latency.count, (unsigned long long)t->completed);
+    }
+    COLO_CHECK(running == sim->kernels_running, "%d kernels running by tenant, %d in all", running,
+               sim->kernels_running);
 }
 
 void colo_sim_free(colo_sim_t *sim)

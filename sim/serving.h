@@ -97,6 +97,7 @@ typedef struct colo_tenant_run {
     double kernel_left;       /* fraction of the current kernel's work left */
     colo_time_t kernel_since; /* when the running kernel last started or resumed */
     bool kernel_running;      /* its kernel runs (on the hardware model or the policy's timer) */
+    uint64_t kernel_starts, kernel_ends; /* kernels started or resumed, and stopped or ended */
     /* faults */
     bool down;
     uint64_t incarnation; /* changes when its process dies: stale completions are ignored */
@@ -159,6 +160,12 @@ int colo_sim_new(const colo_scenario_t *sc, colo_sim_t **out, colo_error_t *err)
 int colo_sim_run(colo_sim_t *sim, colo_error_t *err);
 
 void colo_sim_free(colo_sim_t *sim);
+
+/* Checks a finished run's accounts (invariant.h; colo_sim_run does, in every build): every
+ * kernel that started ended or still runs, every request that arrived in the window completed,
+ * was dropped with a reason or is in flight, one latency per completed request. Aborts with a
+ * message when one does not hold. */
+void colo_sim_check(const colo_sim_t *sim);
 
 /* Records the run's timeline into tl (borrowed, open; see timeline.h) and names its tracks: a
  * tenant's batches and kernels, each SM partition's kernels, each copy engine domain's copies,
