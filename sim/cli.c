@@ -17,6 +17,7 @@
 #include "results.h"
 #include "scenario.h"
 #include "serving.h"
+#include "stop.h"
 #include "version.h"
 
 #include <errno.h>
@@ -217,7 +218,18 @@ static int usage_error(const char *usage, const char *fmt, ...)
 
 static int exit_for(int rc)
 {
+    if (rc == COLO_EINTR) return colo_stop_status();
     return (rc == COLO_ENOMEM || rc == COLO_EIO) ? 1 : EXIT_INPUT;
+}
+
+/* After a command's outputs: a stop signal that came while they were being written did not cut
+ * them short; says so, and exits as stopped. */
+static int stopped_after_writing(int status)
+{
+    if (!colo_stop_requested() || status) return status; /* status: it said what happened */
+    fprintf(stderr, "colosim: %s received after the run had finished; its outputs are whole\n",
+            colo_stop_name());
+    return colo_stop_status();
 }
 
 /* True when path names the same existing file as other: writing it would destroy an input. */
@@ -423,6 +435,7 @@ static int compare_modes(struct scenario_opts *o)
         int rc = colo_scenario_load(o->file, sets, o->n_sets + 1, &sc, &err);
         if (!rc) rc = colo_simulate_scenario(sc, sets, o->n_sets + 1, &by_mode[m], &err);
         colo_scenario_free(sc);
+        if (rc == COLO_EINTR) break;
         if (rc) {
             char msg[2048];
             colo_error_format(&err, msg, sizeof msg);
@@ -435,6 +448,15 @@ static int compare_modes(struct scenario_opts *o)
         json_object_set(all, modes[m], by_mode[m]);
     }
     colo_free(sets);
+    if (colo_stop_requested()) { /* before any output: all or none */
+        fprintf(stderr, "colosim: stopped by %s before every mechanism had run; nothing was "
+                        "written\n",
+                colo_stop_name());
+        json_decref(all);
+        for (int m = 0; m < 4; m++)
+            json_decref(by_mode[m]);
+        return colo_stop_status();
+    }
     if (!ran && !status) status = EXIT_INPUT;
     if (ran && !o->quiet) colo_results_print_compare(by_mode, modes, 4, stdout);
     if (ran && o->csv) {
@@ -514,7 +536,11 @@ static int cmd_run(int argc, char **argv)
         }
     }
     status = 0;
-    if (rc) {
+    if (rc == COLO_EINTR) {
+        fprintf(stderr, "colosim: stopped by %s before the run finished; nothing was written\n",
+                colo_stop_name());
+        status = exit_for(rc);
+    } else if (rc) {
         print_error(&err);
         status = exit_for(rc);
     } else if (!o.quiet) {
@@ -529,7 +555,7 @@ static int cmd_run(int argc, char **argv)
     colo_sim_free(sim);
     colo_scenario_free(sc);
     colo_free(o.sets);
-    return status;
+    return stopped_after_writing(status);
 }
 
 /* The sharing set-up in words, for check. */
@@ -1155,9 +1181,9 @@ static int cmd_study(int argc, char **argv, bool search)
 #endif
     if (rc) {
         print_error(&err);
-        return rc == COLO_ENOMEM || rc == COLO_EIO ? 1 : exit_for(rc);
+        return exit_for(rc);
     }
-    return 0;
+    return stopped_after_writing(0);
 }
 
 static int cmd_plot(int argc, char **argv)
@@ -1250,6 +1276,8 @@ int main(int argc, char **argv)
         return EXIT_INPUT;
     }
     const char *cmd = argv[1];
+    if (strcmp(cmd, "run") == 0 || strcmp(cmd, "sweep") == 0 || strcmp(cmd, "search") == 0)
+        colo_stop_install(); /* a stopped run writes all its outputs whole, or none */
     if (strcmp(cmd, "run") == 0) return cmd_run(argc - 1, argv + 1);
     if (strcmp(cmd, "check") == 0) return cmd_check(argc - 1, argv + 1);
     if (strcmp(cmd, "plan") == 0) return cmd_plan(argc - 1, argv + 1);

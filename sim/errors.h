@@ -13,7 +13,8 @@
     X(PARSE, "malformed input")                                                                    \
     X(RANGE, "value out of range")                                                                 \
     X(UNSUPPORTED, "not supported by this version")                                                \
-    X(STATE, "invalid state")
+    X(STATE, "invalid state")                                                                      \
+    X(INTR, "interrupted by a signal")
 
 /* clang-format off */
 enum colo__errno_index {

@@ -1,6 +1,7 @@
 /* serving.c: tenants, requests, execution domains, faults and the run loop. */
 #include "serving.h"
 #include "invariant.h"
+#include "stop.h"
 #include "alloc.h"
 #include "kernel_model.h"
 #include "rng.h"
@@ -1006,9 +1007,11 @@ int colo_sim_run(colo_sim_t *sim, colo_error_t *err)
         fail(sim, colo_eq_schedule(&sim->eq, sim->sc->faults[f].at, on_fault, sim,
                                    (int64_t)sim->sc->faults[f].tenant, NULL));
     colo_event_t ev;
+    uint32_t polled = 0;
     while (!failed(sim) && colo_eq_peek_time(&sim->eq) <= sim->end && colo_eq_pop(&sim->eq, &ev)) {
         sim->last_event = ev.time;
         ev.fn(ev.obj, ev.arg);
+        if ((++polled & 4095) == 0 && colo_stop_requested()) fail(sim, COLO_EINTR);
     }
     /* close the statistics of what is still running at the end */
     const colo_scenario_t *sc = sim->sc;

@@ -10,11 +10,13 @@
 #include "results.h"
 #include "scenario.h"
 #include "serving.h"
+#include "stop.h"
 #include "version.h"
 
 #include <errno.h>
 #include <gsl/gsl_cdf.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -546,6 +548,7 @@ int colo_pool_start(colo_point_pool_t *p, const colo_study_t *s, colo_point_fn f
         json_t *doc = fn(s, i, sets, n);
         colo_error_t e;
         colo_error_clear(&e);
+        if (colo_stop_requested()) _exit(3); /* an interrupted point is not written: it reruns */
         _exit(!doc || colo_results_write(doc, file, &e) ? 1 : 0);
     }
     colo_study_point_free(sets, n);
@@ -575,9 +578,13 @@ int colo_pool_reap(colo_point_pool_t *p, bool block, size_t *point, bool *ok)
     if (p->running == 0) return 0;
     int st;
     pid_t pid;
-    do
+    for (;;) {
         pid = waitpid(-1, &st, block ? 0 : WNOHANG);
-    while (pid < 0 && errno == EINTR);
+        if (pid >= 0 || errno != EINTR) break;
+        if (colo_stop_requested()) /* the points stop too (a terminal's ^C reaches them anyway) */
+            for (int k = 0; k < p->running; k++)
+                kill(p->pid[k], colo_stop_requested());
+    }
     if (pid <= 0) return 0;
     for (int k = 0; k < p->running; k++)
         if (p->pid[k] == pid) {
@@ -657,9 +664,22 @@ static int run_points(const colo_study_t *s, const colo_sweep_opts_t *o, const c
             failed += !ok;
         }
         colo_study_progress(&pr, done, false);
+        if (!rc && colo_stop_requested()) rc = COLO_EINTR;
     }
-    while (colo_pool_reap(pool, true, &point, &ok)) /* after a failed fork: the rest */
-        ;
+    while (colo_pool_reap(pool, true, &point, &ok)) { /* after a failed fork or a stop: the rest */
+        done++;
+        failed += !ok;
+    }
+    if (rc == COLO_EINTR) {
+        size_t written = done - (size_t)failed;
+        colo_study_progress(&pr, done, true);
+        colo_pool_free(pool);
+        colo_free(todo);
+        return colo_error_set(err, COLO_EINTR, dir, 0, NULL,
+                              "stopped by %s: %zu of %zu points are written, the rest are not; "
+                              "run the same command again to finish",
+                              colo_stop_name(), written, total);
+    }
     colo_study_progress(&pr, done, true);
     colo_study_say_skipped(o, total - n_todo, total);
     colo_pool_free(pool);
