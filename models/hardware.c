@@ -196,7 +196,13 @@ static int build_classes(colo_hw_t *hw, colo_hw_family_t *f)
             while (u < f->n_units && cls_of[u] != (int)k)
                 u++;
             if (u == f->n_units || !set->member[u]) continue;
-            if (set->n_parts == COLO_HW_MAX_PARTS) return COLO_EINVAL;
+            if (set->n_parts < 0) continue;
+            if (set->n_parts == COLO_HW_MAX_PARTS) {
+                /* Too many classes for a kernel to spread over: only an error if one runs on
+                 * it (the whole GPU's set when eight or more Green Contexts split it). */
+                set->n_parts = -1;
+                continue;
+            }
             set->parts[set->n_parts].cls = (uint32_t)k;
             set->parts[set->n_parts].share = (double)f->classes[k].n_units / set->n_units;
             set->n_parts++;
@@ -342,6 +348,8 @@ int colo_hw_kernel_start(colo_hw_t *hw, const colo_kernel_work_t *w, colo_hw_pla
         return COLO_EINVAL;
     int rc = hw->finalized ? 0 : finalize(hw);
     if (rc) return rc;
+    if (hw->sm.sets[place.sm_set].n_parts < 0 || hw->mem.sets[place.channel_set].n_parts < 0)
+        return COLO_EUNSUPPORTED; /* spans more than COLO_HW_MAX_PARTS classes */
     struct colo_hw_l2 *g = &hw->l2[place.l2_group];
     colo_hw_kernel_t *k = colo_calloc(1, sizeof *k);
     if (!k || colo_grow((void **)&g->running, &g->cap_running, g->n_running + 1, sizeof k)) {

@@ -119,3 +119,14 @@ Test(sharing, an_mps_cap_limits_the_sms_a_client_uses)
     cr_assert_float_eq(result_num(a, "isolated_ms"), 0.8, 1e-6);
     run_free(&r);
 }
+
+/* Found by the soak: with eight or more Green Contexts the whole GPU's SM set spans more
+ * classes than a kernel may spread over, and the run stopped with "invalid argument" although
+ * no kernel runs on that set. */
+Test(sharing, nine_green_contexts_run)
+{
+    test_run_t r = run_scenario(src_path("tests/fixtures/green_nine.cfg"), NULL, 0);
+    for (size_t i = 0; i < 9; i++)
+        cr_assert_gt(result_num(result_tenant(&r, i), "completed"), 100, "tenant %zu", i);
+    run_free(&r);
+}
