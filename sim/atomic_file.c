@@ -15,6 +15,22 @@ int colo_atomic_open(colo_atomic_file_t *af, const char *path, colo_error_t *err
         af->f = stdout;
         return 0;
     }
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return colo_error_set(err, COLO_EIO, path, 0, NULL,
+                              "is a folder; give a file name for the output");
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        /* a device or a pipe (/dev/null, a FIFO): written in place, never replaced */
+        if (!(af->path = colo_strdup(path)))
+            return colo_error_set(err, COLO_ENOMEM, path, 0, NULL, "out of memory");
+        if (!(af->f = fopen(path, "w"))) {
+            int e = errno;
+            colo_atomic_abort(af);
+            return colo_error_set(err, COLO_EIO, path, 0, NULL, "cannot open for writing: %s",
+                                  strerror(e));
+        }
+        return 0;
+    }
     size_t n = strlen(path);
     af->path = colo_strdup(path);
     af->tmp = colo_malloc(n + 16);
@@ -45,11 +61,22 @@ int colo_atomic_open(colo_atomic_file_t *af, const char *path, colo_error_t *err
 
 int colo_atomic_commit(colo_atomic_file_t *af, colo_error_t *err)
 {
-    if (!af->tmp) { /* stdout */
+    if (!af->tmp && !af->path) { /* stdout */
         int bad = fflush(af->f) != 0 || ferror(af->f);
         af->f = NULL;
         return bad ? colo_error_set(err, COLO_EIO, "-", 0, NULL, "cannot write standard output")
                    : 0;
+    }
+    if (!af->tmp) { /* a device or a pipe, written in place */
+        errno = 0;
+        int bad = fflush(af->f) != 0 || ferror(af->f);
+        int e = errno ? errno : EIO;
+        if (fclose(af->f) != 0 && !bad) bad = 1, e = errno ? errno : EIO;
+        af->f = NULL;
+        if (bad) colo_error_set(err, COLO_EIO, af->path, 0, NULL, "cannot write: %s", strerror(e));
+        colo_free(af->path);
+        af->path = NULL;
+        return bad ? COLO_EIO : 0;
     }
     int e = 0;
     if (fflush(af->f) != 0 || ferror(af->f)) e = errno ? errno : EIO;

@@ -12,8 +12,9 @@ typedef struct colo_atomic_file {
     char *tmp;  /* temporary name in the same directory; NULL for "-" (stdout) */
 } colo_atomic_file_t;
 
-/* Opens a temporary file beside path ("-" means standard output). 0 or a negative code with
- * err naming the path. */
+/* Opens a temporary file beside path ("-" means standard output). A path that is a device or
+ * a pipe (/dev/null) is written in place, never replaced; a folder is an error. 0 or a negative
+ * code with err naming the path. */
 int colo_atomic_open(colo_atomic_file_t *af, const char *path, colo_error_t *err);
 
 /* Flushes, syncs and renames the temporary file over path. On any failure the temporary file is

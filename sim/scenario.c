@@ -355,6 +355,13 @@ static int read_tenant(const colo_cfg_reader_t *r, const config_setting_t *t, co
         (rc = colo_cfg_double(r, t, "memory_limit_gib", COLO_CFG_POSITIVE, &tc->memory_limit_gib)) <
             0)
         return rc;
+    /* no GPU has a petabyte: larger is a typo, and would print as a 300-digit number */
+    if (tc->memory_gib > 1e6 || tc->memory_limit_gib > 1e6)
+        return colo_cfg_error(r,
+                              config_setting_get_member(t, tc->memory_gib > 1e6
+                                                                ? "memory_gib"
+                                                                : "memory_limit_gib"),
+                              COLO_ERANGE, "at most 1,000,000 GiB");
     tc->active_thread_percentage = 100;
     rc = colo_cfg_int(r, t, "active_thread_percentage", COLO_CFG_POSITIVE, &v);
     if (rc < 0) return rc;
