@@ -22,7 +22,8 @@ const char *fuzz_dir(void);
 /* Absolute path of a file under the source tree (static buffer, one of four in rotation). */
 const char *fuzz_src(const char *rel);
 
-/* What every target does first: GSL's abort handler off, Jansson through colo_malloc. */
-void fuzz_setup(void);
+/* A target's own set-up, if it defines one: LLVMFuzzerInitialize (fuzz_common.c) calls it
+ * after turning GSL's abort handler off and routing Jansson through colo_malloc. */
+void fuzz_init(void) __attribute__((weak));
 
 #endif

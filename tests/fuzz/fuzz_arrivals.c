@@ -12,12 +12,9 @@
 
 static gsl_rng *rng;
 
-int LLVMFuzzerInitialize(int *argc, char ***argv)
+void fuzz_init(void)
 {
-    (void)argc, (void)argv;
-    fuzz_setup();
     rng = gsl_rng_alloc(gsl_rng_mt19937);
-    return 0;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

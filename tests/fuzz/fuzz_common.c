@@ -104,8 +104,11 @@ const char *fuzz_file(const uint8_t *data, size_t size, const char *name)
     return path;
 }
 
-void fuzz_setup(void)
+int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
+    (void)argc, (void)argv;
     gsl_set_error_handler_off();
     json_set_alloc_funcs(colo_malloc, colo_free);
+    if (fuzz_init) fuzz_init();
+    return 0;
 }

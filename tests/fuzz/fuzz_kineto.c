@@ -3,13 +3,6 @@
 #include "fuzz.h"
 #include "import_kineto.h"
 
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-    (void)argc, (void)argv;
-    fuzz_setup();
-    return 0;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     colo_kineto_opts_t o = {NULL, 0, NULL, NULL, 0};

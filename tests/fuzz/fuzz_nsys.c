@@ -12,13 +12,6 @@
 #include <string.h>
 #include <unistd.h>
 
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-    (void)argc, (void)argv;
-    fuzz_setup();
-    return 0;
-}
-
 static int allow(void *ctx, int action, const char *a, const char *b, const char *c, const char *d)
 {
     (void)ctx, (void)a, (void)b, (void)c, (void)d;

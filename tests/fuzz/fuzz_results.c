@@ -7,12 +7,9 @@
 
 static FILE *devnull;
 
-int LLVMFuzzerInitialize(int *argc, char ***argv)
+void fuzz_init(void)
 {
-    (void)argc, (void)argv;
-    fuzz_setup();
     devnull = fopen("/dev/null", "w");
-    return 0;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
