@@ -32,7 +32,7 @@
 #include <unistd.h>
 
 /* Exit statuses: 0 success, 1 failure while running (out of memory, cannot write output),
- * 2 bad input or usage (nothing written). */
+ * 2 bad input or usage (nothing written), 128 + signal when stopped (stop.h). */
 enum { EXIT_INPUT = 2 };
 
 static const char usage_main[] =
@@ -59,7 +59,8 @@ static const char usage_main[] =
     "  version       print the version\n"
     "  help [COMMAND]\n"
     "\n"
-    "Exit status: 0 success, 1 failure while running, 2 bad input or usage.\n"
+    "Exit status: 0 success, 1 failure while running, 2 bad input or usage; 130 or 143 when\n"
+    "run, sweep or search was stopped by SIGINT or SIGTERM (outputs whole or not written).\n"
     "GPU descriptions are searched in $COLOSIM_GPU_PATH, then " COLO_SOURCE_GPU_DIR ",\n"
     "then " COLO_INSTALL_GPU_DIR ".\n";
 
