@@ -6,9 +6,9 @@
  * one pass instead of two. A slot's generation changes each
  * time it is freed, so a stale handle can never cancel someone else's event. */
 #include "event_queue.h"
-#include "invariant.h"
 #include "alloc.h"
 #include "errors.h"
+#include "invariant.h"
 
 #include <stdlib.h>
 #include <string.h>

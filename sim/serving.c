@@ -1,10 +1,10 @@
 /* serving.c: tenants, requests, execution domains, faults and the run loop. */
 #include "serving.h"
-#include "invariant.h"
-#include "stop.h"
 #include "alloc.h"
+#include "invariant.h"
 #include "kernel_model.h"
 #include "rng.h"
+#include "stop.h"
 
 #include <string.h>
 
