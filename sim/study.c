@@ -632,6 +632,14 @@ int colo_study_points_failed(const char *dir, int failed, colo_error_t *err)
                           failed == 1 ? "" : "s");
 }
 
+int colo_study_stopped(const char *dir, size_t written, size_t total, colo_error_t *err)
+{
+    return colo_error_set(err, COLO_EINTR, dir, 0, NULL,
+                          "stopped by %s: %zu of %zu points are written, the rest are not; run "
+                          "the same command again to finish",
+                          colo_stop_name(), written, total);
+}
+
 void colo_study_say_skipped(const colo_sweep_opts_t *o, size_t skipped, size_t total)
 {
     if (!o->quiet && skipped)
@@ -675,10 +683,7 @@ static int run_points(const colo_study_t *s, const colo_sweep_opts_t *o, const c
         colo_study_progress(&pr, done, true);
         colo_pool_free(pool);
         colo_free(todo);
-        return colo_error_set(err, COLO_EINTR, dir, 0, NULL,
-                              "stopped by %s: %zu of %zu points are written, the rest are not; "
-                              "run the same command again to finish",
-                              colo_stop_name(), written, total);
+        return colo_study_stopped(dir, written, total, err);
     }
     colo_study_progress(&pr, done, true);
     colo_study_say_skipped(o, total - n_todo, total);

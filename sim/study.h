@@ -133,4 +133,8 @@ void colo_study_say_skipped(const colo_sweep_opts_t *o, size_t skipped, size_t t
 /* 0, or the error for failed points whose files could not be written. */
 int colo_study_points_failed(const char *dir, int failed, colo_error_t *err);
 
+/* COLO_EINTR with the message of a study stopped by a signal: how many of its points are
+ * written, and that running it again finishes it. */
+int colo_study_stopped(const char *dir, size_t written, size_t total, colo_error_t *err);
+
 #endif

@@ -13,6 +13,7 @@
 #include "alloc.h"
 #include "atomic_file.h"
 #include "json_lines.h"
+#include "stop.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -135,8 +136,8 @@ static int coordinate(const colo_study_t *s, const colo_sweep_opts_t *o, const c
             if (!msg) MPI_Abort(MPI_COMM_WORLD, 1);
             MPI_Recv(msg, len, MPI_CHAR, st.MPI_SOURCE, st.MPI_TAG, MPI_COMM_WORLD,
                      MPI_STATUS_IGNORE);
-            if (st.MPI_TAG == TAG_RESULT) {
-                int r = rc ? 1 : store(s, dir, msg, len, err);
+            if (st.MPI_TAG == TAG_RESULT) { /* after a stop, finished points are still kept */
+                int r = rc && rc != COLO_EINTR ? 1 : store(s, dir, msg, len, err);
                 if (r < 0) rc = r;
                 failed += r != 0;
                 done++;
@@ -156,12 +157,14 @@ static int coordinate(const colo_study_t *s, const colo_sweep_opts_t *o, const c
             failed += !ok;
         }
         colo_study_progress(&pr, done, false);
+        if (!rc && colo_stop_requested()) rc = COLO_EINTR; /* no more points handed out */
         if (!busy) pause_briefly();
     }
     colo_study_progress(&pr, done, true);
     colo_study_say_skipped(o, total - n_todo, total);
     colo_pool_free(pool);
     colo_free(todo);
+    if (rc == COLO_EINTR) return colo_study_stopped(dir, done - (size_t)failed, total, err);
     return rc ? rc : colo_study_points_failed(dir, failed, err);
 }
 
