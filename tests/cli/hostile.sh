@@ -4,6 +4,7 @@
 #   hostile.sh COLOSIM SRC OUT
 set -uo pipefail
 colosim=$1; src=$2; out=$3
+umount "$out/full" 2>/dev/null || true # left mounted by a run that was killed
 rm -rf "$out"; mkdir -p "$out"
 s=$src/tests/fixtures/one_tenant.cfg
 short=(--set duration_s=1 --set warmup_s=0.1)
@@ -46,6 +47,7 @@ expect 1 "/dev/full: cannot write: No space left on device" -- \
 [ -c /dev/null ] || fail "/dev/null is no longer a device"
 # and a real full file system, where this machine lets us mount one
 if mkdir -p "$out/full" && mount -t tmpfs -o size=64k tmpfs "$out/full" 2>/dev/null; then
+    trap 'umount "$out/full" 2>/dev/null || true' EXIT
     dd if=/dev/zero of="$out/full/filler" bs=4k count=64 2>/dev/null
     expect 1 "No space left on device" -- \
         "$colosim" run "$s" "${short[@]}" -q -o "$out/full/r.json" --csv "$out/full/r.csv"
