@@ -109,9 +109,11 @@ static void skip_value(struct scan *sc)
             sc->i++;
         } else if (c == ',' || c == ':') {
             sc->i++;
-        } else {
-            while (sc->i < sc->len && !strchr(" \t\r\n,]}", sc->s[sc->i]))
+        } else { /* a number, true, false, null: to the next delimiter, and at least one byte,
+                  * so that a byte no value starts with (a NUL) cannot stall the scan */
+            do
                 sc->i++;
+            while (sc->i < sc->len && !(sc->s[sc->i] && strchr(" \t\r\n,]}", sc->s[sc->i])));
         }
     } while (depth > 0 && sc->i < sc->len);
 }

@@ -222,3 +222,18 @@ Test(calibration, captured_traces_alone_predict_their_measured_latency)
     closedir(d);
     if (!n_checked) cr_skip_test("traces/captured/ holds no trace with a measured latency");
 }
+
+/* Found by fuzz_calibration: a NUL byte after a number stalled the scan that finds each
+ * element's line (json_lines.c) in an endless loop. */
+Test(calibration, a_nul_byte_after_a_number_ends_in_an_error, .timeout = 10)
+{
+    colo_gpu_t *g = open_gpu("h100-sxm");
+    colo_error_t err;
+    colo_error_clear(&err);
+    cr_assert_lt(colo_calibration_apply(
+                     g, src_path("tests/fuzz/regressions/calibration/nul_byte_hang.json"), &err),
+                 0);
+    cr_assert_eq(err.line, 2, "%s", err.text);
+    cr_assert_str_eq(err.key, "co");
+    colo_gpu_free(g);
+}
