@@ -1,6 +1,7 @@
 /* cfg.c: strict libconfig reading with file:line:key errors and --set overrides. */
 #include "cfg.h"
 #include "alloc.h"
+#include "json_lines.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -9,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* Hook attached to a setting that a --set override wrote; freed by libconfig's destructor. */
 struct override_mark {
@@ -18,6 +20,58 @@ struct override_mark {
 static void free_hook(void *p)
 {
     colo_free(p);
+}
+
+/* What libconfig 1.5 cannot be trusted with, checked first: a NUL byte (its scanner stops
+ * there), and an @include of something that is not a regular file (reading a folder makes its
+ * scanner call exit()). Follows the includes as libconfig does, every name relative to dir,
+ * down to its own limit of 10 levels. */
+static int check_text(const char *path, const char *dir, int depth, colo_error_t *err)
+{
+    char *buf;
+    size_t len;
+    int rc = colo_read_file(path, &buf, &len, err);
+    if (rc) return rc;
+    int line = 1;
+    for (size_t i = 0; i < len && !rc; line++) {
+        size_t eol = i;
+        while (eol < len && buf[eol] != '\n')
+            eol++;
+        const char *nul = memchr(buf + i, '\0', eol - i);
+        if (nul) {
+            rc = colo_error_set(err, COLO_EPARSE, path, line, NULL,
+                                "a NUL byte: not a text file");
+            break;
+        }
+        size_t p = i;
+        while (p < eol && (buf[p] == ' ' || buf[p] == '\t'))
+            p++;
+        if (eol - p > 8 && memcmp(buf + p, "@include", 8) == 0) {
+            p += 8;
+            while (p < eol && (buf[p] == ' ' || buf[p] == '\t'))
+                p++;
+            size_t q = p < eol && buf[p] == '"' ? p + 1 : eol;
+            while (q < eol && buf[q] != '"')
+                q++;
+            if (p < eol && q < eol && depth < 10) {
+                char full[8192];
+                struct stat st;
+                snprintf(full, sizeof full, "%s/%.*s", dir, (int)(q - p - 1), buf + p + 1);
+                if (stat(full, &st) != 0)
+                    rc = colo_error_set(err, COLO_ENOENT, path, line, "@include",
+                                        "cannot open '%.*s': %s", (int)(q - p - 1), buf + p + 1,
+                                        strerror(errno));
+                else if (!S_ISREG(st.st_mode))
+                    rc = colo_error_set(err, COLO_EINVAL, path, line, "@include",
+                                        "'%.*s' is not a file", (int)(q - p - 1), buf + p + 1);
+                else
+                    rc = check_text(full, dir, depth + 1, err);
+            }
+        }
+        i = eol + 1;
+    }
+    colo_free(buf);
+    return rc;
 }
 
 int colo_cfg_read_file(config_t *cfg, const char *path, colo_error_t *err)
@@ -31,6 +85,8 @@ int colo_cfg_read_file(config_t *cfg, const char *path, colo_error_t *err)
     const char *slash = strrchr(path, '/');
     snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
     config_set_include_dir(cfg, dir);
+    int rc = check_text(path, dir, 0, err);
+    if (rc) return rc;
     if (config_read_file(cfg, path) == CONFIG_TRUE) return 0;
     const char *text = config_error_text(cfg), *file = config_error_file(cfg);
     return colo_error_set(err, COLO_EPARSE, file ? file : path, config_error_line(cfg), NULL, "%s",
