@@ -16,7 +16,7 @@ no_temp_files() { # no half-written file anywhere under $1
     -o "$out/run.json" --csv "$out/run.csv" --timeline "$out/run.tl.json" 2> "$out/run.err" &
 pid=$!
 sleep 1
-kill -TERM $pid
+kill -TERM $pid 2>/dev/null || true # it may have finished already
 status=0; wait $pid || status=$?
 cat "$out/run.err"
 if [ $status -eq 143 ]; then
@@ -36,8 +36,13 @@ no_temp_files "$out"
 "$colosim" sweep "$src/tests/fixtures/study_stop.cfg" -o "$out/stopped" -j 2 -q \
     2> "$out/sweep.err" &
 pid=$!
-sleep 1.5
-kill -INT $pid
+# the signal once the first points are written (so it lands part-way on any machine)
+for _ in $(seq 600); do
+    [ "$(ls "$out/stopped/points" 2>/dev/null | wc -l)" -ge 2 ] && break
+    kill -0 $pid 2>/dev/null || break
+    sleep 0.1
+done
+kill -INT $pid 2>/dev/null || true
 status=0; wait $pid || status=$?
 cat "$out/sweep.err"
 n=$(ls "$out/stopped/points" 2>/dev/null | wc -l)
