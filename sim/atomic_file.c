@@ -3,6 +3,7 @@
 #include "alloc.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -16,10 +17,11 @@ int colo_atomic_open(colo_atomic_file_t *af, const char *path, colo_error_t *err
         return 0;
     }
     struct stat st;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+    bool exists = stat(path, &st) == 0;
+    if (exists && S_ISDIR(st.st_mode))
         return colo_error_set(err, COLO_EIO, path, 0, NULL,
                               "is a folder; give a file name for the output");
-    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+    if (exists && !S_ISREG(st.st_mode)) {
         /* a device or a pipe (/dev/null, a FIFO): written in place, never replaced */
         if (!(af->path = colo_strdup(path)))
             return colo_error_set(err, COLO_ENOMEM, path, 0, NULL, "out of memory");

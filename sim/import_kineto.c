@@ -2,6 +2,7 @@
 #include "import_kineto.h"
 #include "alloc.h"
 #include "gpu.h"
+#include "json_lines.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -211,18 +212,10 @@ int colo_import_kineto(const char *path, const colo_kineto_opts_t *o, colo_trace
     size_t len = 0;
     int rc = slurp(path, &buf, &len, err);
     if (rc) return rc;
-    json_error_t je;
-    unsigned long failed_before = colo_alloc_failures();
-    json_t *root = json_loadb(buf, len, 0, &je);
+    json_t *root;
+    rc = colo_json_parse(buf, len, 0, path, &root, err);
     colo_free(buf);
-    if (!root) {
-        /* Jansson reports some allocation failures as syntax errors */
-        if (json_error_code(&je) == json_error_out_of_memory ||
-            colo_alloc_failures() != failed_before)
-            return colo_error_set(err, COLO_ENOMEM, path, 0, NULL, "out of memory");
-        return colo_error_set(err, COLO_EPARSE, path, je.line > 0 ? je.line : 0, NULL,
-                              "JSON error: %s", je.text);
-    }
+    if (rc) return rc;
     const char *gpu = o->gpu;
     json_t *dev = json_array_get(json_object_get(root, "deviceProperties"), 0);
     const char *dname = json_string_value(json_object_get(dev, "name"));

@@ -34,6 +34,21 @@ int colo_read_file(const char *path, char **buf, size_t *len, colo_error_t *err)
     return 0;
 }
 
+int colo_json_parse(const char *buf, size_t len, size_t flags, const char *path, json_t **root,
+                    colo_error_t *err)
+{
+    json_error_t jerr;
+    unsigned long failed_before = colo_alloc_failures();
+    *root = json_loadb(buf, len, flags, &jerr);
+    if (*root) return 0;
+    /* Jansson reports some allocation failures as syntax errors. */
+    if (json_error_code(&jerr) == json_error_out_of_memory ||
+        colo_alloc_failures() != failed_before)
+        return colo_error_set(err, COLO_ENOMEM, path, 0, NULL, "out of memory");
+    return colo_error_set(err, COLO_EPARSE, path, jerr.line > 0 ? jerr.line : 0, NULL,
+                          "JSON error: %s", jerr.text);
+}
+
 int colo_json_read_file(const char *path, json_t **root, char **text, size_t *len,
                         colo_error_t *err)
 {
@@ -43,17 +58,10 @@ int colo_json_read_file(const char *path, json_t **root, char **text, size_t *le
     size_t n = 0;
     int rc = colo_read_file(path, &buf, &n, err);
     if (rc) return rc;
-    json_error_t jerr;
-    unsigned long failed_before = colo_alloc_failures();
-    json_t *doc = json_loadb(buf, n, JSON_REJECT_DUPLICATES, &jerr);
-    if (!doc) {
+    json_t *doc;
+    if ((rc = colo_json_parse(buf, n, JSON_REJECT_DUPLICATES, path, &doc, err))) {
         colo_free(buf);
-        /* Jansson reports some allocation failures as syntax errors. */
-        if (json_error_code(&jerr) == json_error_out_of_memory ||
-            colo_alloc_failures() != failed_before)
-            return colo_error_set(err, COLO_ENOMEM, path, 0, NULL, "out of memory");
-        return colo_error_set(err, COLO_EPARSE, path, jerr.line > 0 ? jerr.line : 0, NULL,
-                              "JSON error: %s", jerr.text);
+        return rc;
     }
     *root = doc;
     *text = buf;

@@ -15,6 +15,12 @@
  * (cannot open/read), COLO_ENOMEM. */
 int colo_read_file(const char *path, char **buf, size_t *len, colo_error_t *err);
 
+/* Parses len bytes of JSON text read from path (flags: Jansson's). Tells a failed allocation
+ * inside Jansson (which it may report as a syntax error) from a real one. Errors: COLO_EPARSE
+ * ("JSON error: ..." with Jansson's line), COLO_ENOMEM. */
+int colo_json_parse(const char *buf, size_t len, size_t flags, const char *path, json_t **root,
+                    colo_error_t *err);
+
 /* Reads and parses the JSON file at path (duplicate keys refused). On success *root is the
  * document and *text (colo_free) the file's bytes, *len their count, for the line scanners below.
  * Errors: COLO_EIO (cannot open/read), COLO_EPARSE (with Jansson's line), COLO_ENOMEM. */

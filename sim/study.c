@@ -678,17 +678,11 @@ static int run_points(const colo_study_t *s, const colo_sweep_opts_t *o, const c
         done++;
         failed += !ok;
     }
-    if (rc == COLO_EINTR) {
-        size_t written = done - (size_t)failed;
-        colo_study_progress(&pr, done, true);
-        colo_pool_free(pool);
-        colo_free(todo);
-        return colo_study_stopped(dir, written, total, err);
-    }
     colo_study_progress(&pr, done, true);
-    colo_study_say_skipped(o, total - n_todo, total);
+    if (rc != COLO_EINTR) colo_study_say_skipped(o, total - n_todo, total);
     colo_pool_free(pool);
     colo_free(todo);
+    if (rc == COLO_EINTR) return colo_study_stopped(dir, done - (size_t)failed, total, err);
     return rc ? rc : colo_study_points_failed(dir, failed, err);
 }
 
