@@ -4,17 +4,26 @@
 #include "errors.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 int colo_read_file(const char *path, char **buf, size_t *len, colo_error_t *err)
 {
     FILE *f = fopen(path, "rb");
     if (!f) return colo_error_set(err, COLO_EIO, path, 0, NULL, "cannot open: %s", strerror(errno));
+    /* A regular file is read into one buffer of its size (+1, so that the read that meets the
+     * end needs no more room); a pipe or a file that grows meanwhile is read 64 KiB at a time. */
+    struct stat st;
+    size_t first = 65536;
+    if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= 0 &&
+        (unsigned long long)st.st_size < SIZE_MAX / 2)
+        first = (size_t)st.st_size + 1;
     size_t cap = 0, n = 0;
     char *b = NULL;
     for (;;) {
-        if (colo_grow((void **)&b, &cap, n + 65536, 1)) {
+        if (n == cap && colo_grow((void **)&b, &cap, n ? n + 65536 : first, 1)) {
             colo_free(b);
             fclose(f);
             return colo_error_set(err, COLO_ENOMEM, path, 0, NULL, "out of memory");

@@ -37,7 +37,7 @@ int colo_json_element_lines(const char *text, size_t len, const char *key, int *
  * line when lines (from colo_json_element_lines) has it. member may be NULL. Returns code. */
 int colo_json_element_verror(colo_error_t *err, int code, const char *path, const char *array,
                              size_t i, const int *lines, size_t n_lines, const char *member,
-                             const char *fmt, va_list ap);
+                             const char *fmt, va_list ap) __attribute__((format(printf, 9, 0)));
 
 /* The first member of obj whose name is not in allowed (NULL-terminated), or NULL. */
 const char *colo_json_unknown_key(json_t *obj, const char *const *allowed);

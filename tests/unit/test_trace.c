@@ -1,10 +1,14 @@
 /* test_trace.c: reading, validating and writing kernel traces. */
+#include "alloc.h"
 #include "helpers.h"
+#include "json_lines.h"
 #include "trace.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 TestSuite(trace, .init = test_init);
@@ -137,4 +141,53 @@ Test(trace, bad_traces_give_the_expected_error_with_its_line)
 {
     size_t n = for_each_file(src_path("tests/fixtures/traces_bad"), "json", check_bad_trace);
     cr_assert_geq(n, 12);
+}
+
+/* colo_read_file (every JSON reader's first step) reads a regular file in one buffer of its size
+ * and anything else (a pipe) 64 KiB at a time: each way gives the whole content. */
+static void expect_read(const char *path, const char *want, size_t n)
+{
+    colo_error_t err;
+    colo_error_clear(&err);
+    char *buf = NULL;
+    size_t len = 0;
+    cr_assert_eq(colo_read_file(path, &buf, &len, &err), 0, "%s", err.text);
+    cr_assert_not_null(buf);
+    cr_assert_eq(len, n);
+    cr_assert(memcmp(buf, want, n) == 0);
+    colo_free(buf);
+}
+
+Test(trace, read_file_gives_whole_files_and_pipes)
+{
+    size_t sizes[] = {0, 1, 65535, 65536, 65537, 300001};
+    char *text = colo_malloc(300001);
+    for (size_t i = 0; i < 300001; i++) text[i] = (char)('a' + i * 7 % 26);
+    char dir[] = "/tmp/colosim-read-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char path[64];
+    snprintf(path, sizeof path, "%s/f", dir);
+    for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
+        FILE *f = fopen(path, "wb");
+        cr_assert_eq(fwrite(text, 1, sizes[s], f), sizes[s]);
+        fclose(f);
+        expect_read(path, text, sizes[s]);
+    }
+    unlink(path);
+    /* a FIFO fed by a child in small pieces: size unknown, read until the writer closes it */
+    cr_assert_eq(mkfifo(path, 0600), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        FILE *f = fopen(path, "wb");
+        for (size_t o = 0; f && o < 300001; o += 1000)
+            fwrite(text + o, 1, o + 1000 < 300001 ? 1000 : 300001 - o, f), fflush(f);
+        _exit(f && fclose(f) == 0 ? 0 : 1);
+    }
+    expect_read(path, text, 300001);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    unlink(path);
+    rmdir(dir);
+    colo_free(text);
 }
