@@ -47,8 +47,8 @@ status=0; wait $pid || status=$?
 cat "$out/sweep.err"
 n=$(ls "$out/stopped/points" 2>/dev/null | wc -l)
 if [ $status -eq 130 ]; then
-    grep -q "stopped by SIGINT: $n of 40 points are written" "$out/sweep.err" ||
-        fail "sweep: the message does not say $n of 40"
+    grep -q "stopped by SIGINT: $n of 16 points are written" "$out/sweep.err" ||
+        fail "sweep: the message does not say $n of 16"
     [ ! -e "$out/stopped/sweep.json" ] || fail "sweep: summary written though stopped"
 elif [ $status -ne 0 ]; then
     fail "sweep: exit status $status"
@@ -62,4 +62,4 @@ for f in "$out"/stopped/points/*.json; do
 done
 "$colosim" sweep "$src/tests/fixtures/study_stop.cfg" -o "$out/stopped" -j 2 -q
 cmp "$out/ref/sweep.json" "$out/stopped/sweep.json" || fail "resumed sweep differs"
-echo "stopped after $n of 40 points; resumed to the same sweep.json"
+echo "stopped after $n of 16 points; resumed to the same sweep.json"
