@@ -47,7 +47,7 @@ static int build(const char *path, const uint8_t *data, size_t size)
     unlink(path);
     sqlite3 *db = NULL;
     int steps = 0, rc = sqlite3_open(path, &db);
-    if (rc == SQLITE_OK) /* no journal, no sync: a scratch file, about twice as fast */
+    if (rc == SQLITE_OK) /* no journal, no sync: a scratch file (1.3x the inputs/s) */
         rc = sqlite3_exec(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;", NULL, NULL, NULL);
     if (rc == SQLITE_OK) {
         sqlite3_set_authorizer(db, allow, NULL);
