@@ -210,17 +210,18 @@ static int read_calibration(const struct reader *r, json_t *root, const colo_gpu
             return param_error(r, i, "key", "unknown parameter '%s' (known: %s)", key, known);
         }
         if (*have & (1u << id)) return param_error(r, i, "key", "'%s' is given twice", key);
+        const colo_cal_param_t param = (colo_cal_param_t)id;
         const char *unit = json_string_value(json_object_get(p, "unit"));
         if (json_object_get(p, "unit") && (!unit || strcmp(unit, units[id]) != 0))
             return param_error(r, i, "unit", "must be \"%s\" for %s", units[id], key);
         json_t *jv = json_object_get(p, "value");
         if (!jv) return param_error(r, i, "value", "missing (required)");
         double x = json_number_value(jv);
-        if (!json_is_number(jv) || !isfinite(x) || x < 0 || (x == 0 && !may_be_zero(id)))
+        if (!json_is_number(jv) || !isfinite(x) || x < 0 || (x == 0 && !may_be_zero(param)))
             return param_error(r, i, "value", "must be a %s finite number",
-                               may_be_zero(id) ? "non-negative" : "positive");
-        double was = colo_cal_get(g, (colo_cal_param_t)id);
-        if (was > 0 && (x > 10 * was || x < was / 10) && !may_be_zero(id))
+                               may_be_zero(param) ? "non-negative" : "positive");
+        double was = colo_cal_get(g, param);
+        if (was > 0 && (x > 10 * was || x < was / 10) && !may_be_zero(param))
             return param_error(r, i, "value",
                                "%g %s is more than 10 times off the datasheet value (%g): "
                                "measured on another GPU, or a broken measurement",
@@ -259,9 +260,10 @@ int colo_calibration_apply(colo_gpu_t *gpu, const char *path, colo_error_t *err)
     if (!rc) {
         /* Read the datasheet values first: DRAM's is a fraction of the peak. */
         for (int i = 0; i < COLO_CAL_N; i++)
-            if (have & (1u << i)) gpu->calibration.datasheet[i] = colo_cal_get(gpu, i);
+            if (have & (1u << i))
+                gpu->calibration.datasheet[i] = colo_cal_get(gpu, (colo_cal_param_t)i);
         for (int i = 0; i < COLO_CAL_N; i++)
-            if (have & (1u << i)) set(gpu, i, values[i]);
+            if (have & (1u << i)) set(gpu, (colo_cal_param_t)i, values[i]);
         colo_free(gpu->calibration.path);
         colo_free(gpu->calibration.device);
         colo_free(gpu->calibration.date);

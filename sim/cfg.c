@@ -115,6 +115,8 @@ void colo_cfg_path(const config_setting_t *s, char *buf, size_t n)
 }
 
 static int verror_at(const colo_cfg_reader_t *r, const config_setting_t *s, const char *member,
+                     int code, const char *fmt, va_list ap) __attribute__((format(printf, 5, 0)));
+static int verror_at(const colo_cfg_reader_t *r, const config_setting_t *s, const char *member,
                      int code, const char *fmt, va_list ap)
 {
     if (!r->err || r->err->code) return code;

@@ -706,10 +706,12 @@ static void print_gpu(const colo_gpu_t *g)
     if (g->calibration.path) {
         printf("  calibrated  %s (%s, %s); measured values below replace:\n",
                g->calibration.path, g->calibration.device, g->calibration.date);
-        for (int p = 0; p < COLO_CAL_N; p++)
-            if (g->calibration.applied & (1u << p))
+        for (int i = 0; i < COLO_CAL_N; i++) {
+            const colo_cal_param_t p = (colo_cal_param_t)i;
+            if (g->calibration.applied & (1u << i))
                 printf("    %-28s %10.4g -> %-10.4g %s\n", colo_cal_key(p),
-                       g->calibration.datasheet[p], colo_cal_get(g, p), colo_cal_unit(p));
+                       g->calibration.datasheet[i], colo_cal_get(g, p), colo_cal_unit(p));
+        }
     } else {
         printf("  calibrated  no: datasheet values\n");
     }

@@ -944,7 +944,7 @@ static json_t *service_json(const cluster_t *c, size_t t, json_t *const *gpu_res
             slo = num(o, "slo_ms");
         }
     json_t *lat =
-        json_pack("{s:f,s:f,s:f,s:f,s:f,s:f}", "mean", completed ? mean / completed : 0, "p50",
+        json_pack("{s:f,s:f,s:f,s:f,s:f,s:f}", "mean", completed > 0 ? mean / completed : 0, "p50",
                   worst[0], "p90", worst[1], "p99", worst[2], "p999", worst[3], "max", worst[4]);
     json_t *o =
         json_pack("{s:s,s:o,s:i,s:i,s:o,s:o,s:f,s:I,s:I,s:I,s:I,s:o,s:f,s:o,s:o,s:s}", "name",
