@@ -1047,6 +1047,7 @@ int main(int argc, char **argv)
             if (strcmp(argv[i], "--device") == 0) O.device = atoi(argv[i + 1]);
         return slice_child(argv[2], atof(argv[3]));
     }
+    colo_atomic_remove_on_signal(); /* killed while writing its output: no temporary file left */
     static const struct option longs[] = {
         {"gpu", required_argument, NULL, 'g'},   {"output", required_argument, NULL, 'o'},
         {"repeats", required_argument, NULL, 'r'}, {"quick", no_argument, NULL, 'q'},

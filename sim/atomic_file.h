@@ -24,4 +24,16 @@ int colo_atomic_commit(colo_atomic_file_t *af, colo_error_t *err);
 /* Discards the temporary file. Safe after a failed open or commit. */
 void colo_atomic_abort(colo_atomic_file_t *af);
 
+/* Installs a handler for SIGHUP, SIGINT, SIGTERM and SIGPIPE (those not ignored already) that
+ * removes the temporary files this process is writing, says so on stderr, and dies of the
+ * signal as it would have without the handler. For commands that do not poll colo_stop (stop.h)
+ * or for the signals they do not poll: a killed command leaves no NAME.tmp.XXXXXX behind. */
+void colo_atomic_remove_on_signal(void);
+
+/* A temporary file written some other way (gnuplot's output), removed by that handler while it
+ * is tracked: from before it is created until after it is renamed or removed. tmp must stay
+ * allocated while tracked. The atomic files above are tracked by open, untracked by commit. */
+void colo_atomic_track(char *tmp);
+void colo_atomic_untrack(const char *tmp);
+
 #endif

@@ -1,5 +1,6 @@
 /* cli.c: the colosim command: run, check, compare, gpus, trace, import, version, help. */
 #include "alloc.h"
+#include "atomic_file.h"
 #include "calibration.h"
 #include "compare.h"
 #include "errors.h"
@@ -61,6 +62,7 @@ static const char usage_main[] =
     "\n"
     "Exit status: 0 success, 1 failure while running, 2 bad input or usage; 130 or 143 when\n"
     "run, sweep or search was stopped by SIGINT or SIGTERM (outputs whole or not written).\n"
+    "Killed by any other signal, a command removes the outputs it had not finished.\n"
     "GPU descriptions are searched in $COLOSIM_GPU_PATH, then " COLO_SOURCE_GPU_DIR ",\n"
     "then " COLO_INSTALL_GPU_DIR ".\n";
 
@@ -1279,6 +1281,7 @@ int main(int argc, char **argv)
         return EXIT_INPUT;
     }
     const char *cmd = argv[1];
+    colo_atomic_remove_on_signal(); /* a killed command leaves no temporary file behind */
     if (strcmp(cmd, "run") == 0 || strcmp(cmd, "sweep") == 0 || strcmp(cmd, "search") == 0)
         colo_stop_install(); /* a stopped run writes all its outputs whole, or none */
     if (strcmp(cmd, "run") == 0) return cmd_run(argc - 1, argv + 1);

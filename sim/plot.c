@@ -2,6 +2,7 @@
 #define _GNU_SOURCE /* popen, open_memstream */
 #include "plot.h"
 #include "alloc.h"
+#include "atomic_file.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -41,6 +42,7 @@ static int render(const char *body, const char *base, const char *ext, const cha
     }
     snprintf(out, n, "%s.%s", base, ext);
     snprintf(tmp, n + 8, "%s.tmp", out);
+    colo_atomic_track(tmp); /* removed if a signal ends colosim while gnuplot writes it */
     const char *gp = getenv("COLOSIM_GNUPLOT");
     char cmd[512];
     snprintf(cmd, sizeof cmd, "%s >/dev/null", gp && *gp ? gp : "gnuplot");
@@ -68,6 +70,7 @@ static int render(const char *body, const char *base, const char *ext, const cha
             rc = colo_error_set(err, COLO_EIO, out, 0, NULL, "gnuplot wrote no file");
         }
     }
+    colo_atomic_untrack(tmp);
     colo_free(out);
     colo_free(tmp);
     return rc;

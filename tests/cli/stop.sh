@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # A run or a sweep stopped by SIGINT or SIGTERM leaves every output whole or absent, says so,
 # and exits 128 + the signal; a stopped sweep resumes to the same result as an unstopped one.
+# One killed by a signal it does not poll (SIGHUP) leaves no temporary file.
 #   stop.sh COLOSIM SRC OUT
 set -euo pipefail
 colosim=$1; src=$2; out=$3
@@ -30,7 +31,28 @@ else
 fi
 no_temp_files "$out"
 
-# 2. A sweep stopped by SIGINT: the points written are whole, the rest absent; resumed, it
+# 2. SIGHUP (a closed terminal), which a run does not poll: it dies of the signal, but the
+#    timeline it was writing is removed, not left as run.tl.json.tmp.XXXXXX, and it says so.
+"$colosim" run "$src/scenarios/resnet50_bert_timeslice.cfg" --set duration_s=3000 \
+    -o "$out/hup.json" --timeline "$out/hup.tl.json" 2> "$out/hup.err" &
+pid=$!
+for _ in $(seq 100); do # until the timeline's temporary file exists
+    ls "$out"/hup.tl.json.tmp.* > /dev/null 2>&1 && break
+    sleep 0.1
+done
+kill -HUP $pid 2>/dev/null || true
+status=0; wait $pid || status=$?
+cat "$out/hup.err"
+if [ $status -eq 129 ]; then
+    grep -q "stopped by SIGHUP while writing; its unfinished output was removed" "$out/hup.err" ||
+        fail "SIGHUP: no message"
+    for f in hup.json hup.tl.json; do [ ! -e "$out/$f" ] || fail "SIGHUP: $f written"; done
+elif [ $status -ne 0 ]; then
+    fail "SIGHUP: exit status $status"
+fi
+no_temp_files "$out"
+
+# 3. A sweep stopped by SIGINT: the points written are whole, the rest absent; resumed, it
 #    ends with the same sweep.json as a sweep that was never stopped.
 "$colosim" sweep "$src/tests/fixtures/study_stop.cfg" -o "$out/ref" -j 2 -q
 "$colosim" sweep "$src/tests/fixtures/study_stop.cfg" -o "$out/stopped" -j 2 -q \
