@@ -103,7 +103,8 @@ static const char usage_check[] =
     "\n"
     "Validates the scenario in FILE, with the same overrides as run, and prints the set-up it\n"
     "resolves to: GPU, sharing, each tenant's trace, its time alone on the GPU and the load it\n"
-    "offers. Prints FILE:LINE: KEY: PROBLEM and exits 2 when something is wrong.\n";
+    "offers; for a cluster, its GPUs, placement policy and services (nothing is placed or\n"
+    "simulated). Prints FILE:LINE: KEY: PROBLEM and exits 2 when something is wrong.\n";
 
 static const char usage_plan[] =
     "usage: colosim plan FILE [--seed N] [--set KEY=VALUE ...]\n"
@@ -627,8 +628,20 @@ static int cmd_check(int argc, char **argv)
 {
     struct scenario_opts o;
     colo_scenario_t *sc;
-    int status = open_scenario(argc, argv, usage_check, 0, &o, &sc);
-    if (status >= 0) return status;
+    int status = parse_scenario_opts(argc, argv, usage_check, 0, &o);
+    if (status) {
+        colo_free(o.sets);
+        return status < 0 ? 0 : status;
+    }
+    colo_error_t cerr;
+    colo_error_clear(&cerr);
+    if (colo_cluster_detect(o.file, o.sets, o.n_sets, &cerr) == 1) {
+        int rc = colo_cluster_check(o.file, o.sets, o.n_sets, stdout, &cerr);
+        if (rc) print_error(&cerr);
+        colo_free(o.sets);
+        return rc ? exit_for(rc) : 0;
+    }
+    if ((status = load_scenario(&o, &sc)) >= 0) return status;
     colo_free(o.sets);
     const colo_gpu_t *g = sc->gpu;
     printf("scenario  %s%s%s\n", sc->path, sc->description ? ": " : "",

@@ -214,6 +214,7 @@ static int edit(const colo_cfg_reader_t *r, config_setting_t *root, void *ctx)
             return rc;
     }
     config_setting_t *tl = config_setting_get_member(root, "tenants");
+    if (!tl || !config_setting_is_list(tl)) return 0; /* the scenario reader says what is wrong */
     unsigned n0 = (unsigned)config_setting_length(tl);
     bool templ = g->n == SIZE_MAX;
     config_setting_t *sh = config_setting_get_member(root, "sharing");
@@ -1047,6 +1048,47 @@ int colo_cluster_detect(const char *path, const char *const *sets, size_t n, col
         rc = colo_cfg_override(&cfg, sets[i], (int)i + 1, err);
     if (!rc) rc = config_setting_get_member(config_root_setting(&cfg), "cluster") != NULL;
     config_destroy(&cfg);
+    return rc;
+}
+
+int colo_cluster_check(const char *path, const char *const *sets, size_t n, FILE *describe,
+                       colo_error_t *err)
+{
+    cluster_t c = {.path = path, .sets = sets, .n_sets = n, .err = err};
+    int rc = setup(&c);
+    if (rc == COLO_ENOMEM) colo_error_set(err, rc, path, 0, NULL, "out of memory");
+    if (!rc && describe) {
+        static const char *const modes[] = {"timeslice", "mps", "mig", "green"};
+        const colo_scenario_t *m0 = c.models[0];
+        fprintf(describe, "cluster   %s%s%s\n", path, m0->description ? ": " : "",
+                m0->description ? m0->description : "");
+        fprintf(describe, "gpus     ");
+        for (size_t p = 0; p < c.n_pools; p++) {
+            if (c.pools[p].count > 0)
+                fprintf(describe, "%s %d x %s", p ? "," : "", c.pools[p].count, c.pools[p].model);
+            else
+                fprintf(describe, "%s as many %s as needed", p ? "," : "", c.pools[p].model);
+        }
+        fprintf(describe, "\nplacement %s, %s, headroom %.0f %%, %s on every GPU\n",
+                policy_names[c.policy],
+                c.given_order ? "in the given order" : "largest demand first", 100 * c.headroom,
+                modes[c.mode]);
+        fprintf(describe, "services  %zu\n", c.n_tenants);
+        for (size_t t = 0; t < c.n_tenants; t++) {
+            char reps[32];
+            if (c.tenants[t].replicas > 0)
+                snprintf(reps, sizeof reps, "%d", c.tenants[t].replicas);
+            else
+                snprintf(reps, sizeof reps, "auto");
+            if (c.tenants[t].rate >= 0)
+                fprintf(describe, "  %-14s replicas %s, offers %.4g requests/s\n",
+                        m0->tenants[t].name, reps, c.tenants[t].rate);
+            else
+                fprintf(describe, "  %-14s replicas %s, closed loop\n", m0->tenants[t].name, reps);
+        }
+        fprintf(describe, "nothing placed or simulated yet: `colosim run %s` does both\n", path);
+    }
+    cluster_free(&c);
     return rc;
 }
 

@@ -15,6 +15,12 @@
  * or a negative code (err set) when it cannot be read. */
 int colo_cluster_detect(const char *path, const char *const *sets, size_t n, colo_error_t *err);
 
+/* Reads a cluster scenario and, for each GPU model in it, the one-GPU scenario its GPUs will
+ * run (traces, GPU descriptions), without placing or simulating anything: what `colosim check`
+ * does with a cluster. Describes it on describe unless NULL. 0 or a negative code with err set. */
+int colo_cluster_check(const char *path, const char *const *sets, size_t n, FILE *describe,
+                       colo_error_t *err);
+
 /* Places and simulates a cluster scenario. *out gets the results (results_format 1, kind
  * "cluster"): "tenants" holds one entry per service (replicas merged), "cluster" the placement,
  * every GPU's own results and the summary. 0 or a negative code with err set. */

@@ -9,6 +9,7 @@
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 TestSuite(cluster, .init = test_init);
@@ -260,6 +261,10 @@ Test(cluster, bad_files_name_the_line_and_key)
         "bad_policy.cfg:5: cluster.policy: unknown policy 'round_robin'");
     bad("tests/fixtures/cluster/bad_instance.cfg",
         "bad_instance.cfg:7: tenants.[0].instance: in a cluster the placement chooses it");
+    /* no tenants, or a misspelt key: it used to crash (found by fuzz_cluster) */
+    bad("tests/fixtures/cluster/no_tenants.cfg", "no_tenants.cfg: tenants: missing");
+    bad("tests/fuzz/regressions/cluster/tenants_key_misspelt.cfg",
+        "tenants_key_misspelt.cfg:4: enants: unknown key");
     /* a one-GPU command on a cluster file says what to do */
     colo_scenario_t *sc;
     colo_error_t err;
@@ -267,4 +272,33 @@ Test(cluster, bad_files_name_the_line_and_key)
     cr_assert_lt(
         colo_scenario_load(src_path("tests/fixtures/cluster/packing.cfg"), NULL, 0, &sc, &err), 0);
     cr_assert(strstr(err.text, "colosim run"), "%s", err.text);
+}
+
+/* What `colosim check` prints for a cluster: read, nothing placed or simulated. */
+Test(cluster, check_reads_and_describes_without_simulating)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    colo_error_t err;
+    colo_error_clear(&err);
+    cr_assert_eq(
+        colo_cluster_check(src_path("tests/fixtures/cluster/mixed_pool.cfg"), NULL, 0, f, &err), 0,
+        "%s", err.text);
+    fclose(f);
+    cr_expect(strstr(text, "gpus      1 x h100-sxm, 2 x h200\n"), "%s", text);
+    cr_expect(strstr(text, "placement first_fit, in the given order, headroom 100 %, timeslice"),
+              "%s", text);
+    cr_expect(strstr(text, "services  4\n"), "%s", text);
+    cr_expect(strstr(text, "  d              replicas 1, offers 100 requests/s\n"), "%s", text);
+    free(text);
+    const char *const sets[] = {"cluster.policy=worst_fit"};
+    cr_assert_lt(
+        colo_cluster_check(src_path("tests/fixtures/cluster/mixed_pool.cfg"), sets, 1, NULL, &err),
+        0);
+    cr_expect(strstr(err.text, "unknown policy 'worst_fit'"), "%s", err.text);
+    colo_error_clear(&err);
+    cr_assert_lt(
+        colo_cluster_check(src_path("tests/fixtures/cluster/no_tenants.cfg"), NULL, 0, NULL, &err),
+        0);
 }
