@@ -61,8 +61,9 @@ static void link_all(const char *dir, const char *rel)
     closedir(d);
 }
 
-/* ROOT/traces and ROOT/a/traces link the project's traces, ROOT/a/b holds links to
- * tests/fixtures' files: "x.json", "../traces/..." and "../../traces/..." all resolve. */
+/* ROOT/traces and ROOT/a/traces link the project's traces, ROOT/a and ROOT/a/b hold links to
+ * tests/fixtures' files: "x.json", "../x.json", "../traces/..." and "../../traces/..." all
+ * resolve. */
 static void make_scratch(void)
 {
     const char *tmp = getenv("TMPDIR");
@@ -76,6 +77,8 @@ static void make_scratch(void)
     if (mkdir(p, 0700) != 0) die("cannot make", p);
     snprintf(p, sizeof p, "%s/a/traces", root);
     if (symlink(fuzz_src("traces"), p) != 0) die("cannot link", p);
+    snprintf(p, sizeof p, "%s/a", root);
+    link_all(p, "tests/fixtures"); /* for tests/fixtures/cluster's "../tiny_h100.json" */
     snprintf(scratch, sizeof scratch, "%s/a/b", root);
     if (mkdir(scratch, 0700) != 0) die("cannot make", scratch);
     link_all(scratch, "tests/fixtures");

@@ -83,6 +83,8 @@ gpu)
     add "$src"/models/gpus/*.cfg "$src"/tests/fixtures/gpus_bad/*.cfg ;;
 study)
     add "$src"/scenarios/studies/*.cfg "$src"/tests/fixtures/study*.cfg ;;
+cluster)
+    add "$src"/tests/fixtures/cluster/*.cfg "$src"/scenarios/cluster/*.cfg ;;
 *)
     echo "run.sh: unknown target '$target'" >&2; exit 2 ;;
 esac
