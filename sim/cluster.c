@@ -836,7 +836,7 @@ static int make_replicas(cluster_t *c)
 
 static void cluster_free(cluster_t *c)
 {
-    for (size_t i = 0; i < c->n_pools; i++)
+    for (size_t i = 0; c->pools && i < c->n_pools; i++) /* n_pools is set before pools is */
         colo_free(c->pools[i].model);
     colo_free(c->pools);
     colo_free(c->tenants);
@@ -846,7 +846,7 @@ static void cluster_free(cluster_t *c)
     colo_free(c->replicas);
     colo_free(c->choices);
     colo_free(c->model_pool);
-    for (size_t i = 0; i < c->n_gpus; i++) {
+    for (size_t i = 0; c->gpus && i < c->n_gpus; i++) {
         colo_free(c->gpus[i].members);
         colo_free(c->gpus[i].placement);
     }

@@ -3,6 +3,7 @@
 #include "alloc.h"
 #include "arrival.h"
 #include "calibration.h"
+#include "cluster.h"
 #include "compare.h"
 #include "helpers.h"
 #include "import_capture.h"
@@ -212,6 +213,17 @@ static int try_gpu(const char *path, colo_error_t *err)
     return rc;
 }
 
+/* A cluster: read (colosim check), then placed on a mixed pool and every GPU simulated. */
+static int try_cluster(const char *path, colo_error_t *err)
+{
+    const char *sets[] = {"duration_s=0.2", "warmup_s=0.05", "drain_s=0.1"};
+    int rc = colo_cluster_check(path, sets, 3, NULL, err);
+    json_t *res = NULL;
+    if (!rc) rc = colo_cluster_run(path, sets, 3, &res, err);
+    json_decref(res);
+    return rc;
+}
+
 static int try_study(const char *path, colo_error_t *err)
 {
     colo_study_t *s = NULL;
@@ -280,6 +292,11 @@ Test(alloc, every_allocation_of_loading_a_gpu_and_a_study_can_fail_cleanly)
 {
     walk_with(try_gpu, src_path("models/gpus/h100-sxm.cfg"), 5);
     walk_with(try_study, src_path("tests/fixtures/study_small.cfg"), 5);
+}
+
+Test(alloc, every_allocation_of_a_cluster_can_fail_cleanly)
+{
+    walk_with(try_cluster, src_path("tests/fixtures/cluster/mixed_pool.cfg"), 100);
 }
 
 Test(alloc, every_allocation_of_comparing_results_can_fail_cleanly)
