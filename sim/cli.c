@@ -378,16 +378,31 @@ static int load_scenario(struct scenario_opts *o, colo_scenario_t **sc)
     return -1;
 }
 
+/* parse_scenario_opts for a command: -1 to go on, or the exit status (--help: 0). */
+static int scenario_opts(int argc, char **argv, const char *usage, int allow_output,
+                         struct scenario_opts *o)
+{
+    int rc = parse_scenario_opts(argc, argv, usage, allow_output, o);
+    if (!rc) return -1;
+    colo_free(o->sets);
+    return rc < 0 ? 0 : rc;
+}
+
 static int open_scenario(int argc, char **argv, const char *usage, int allow_output,
                          struct scenario_opts *o, colo_scenario_t **sc)
 {
     *sc = NULL;
-    int rc = parse_scenario_opts(argc, argv, usage, allow_output, o);
-    if (rc) {
-        colo_free(o->sets);
-        return rc < 0 ? 0 : rc;
-    }
-    return load_scenario(o, sc);
+    int rc = scenario_opts(argc, argv, usage, allow_output, o);
+    return rc >= 0 ? rc : load_scenario(o, sc);
+}
+
+/* Whether the file (with the overrides) has a cluster section; one that cannot be read is left
+ * to the scenario reader, which says why. */
+static bool is_cluster(const struct scenario_opts *o)
+{
+    colo_error_t err;
+    colo_error_clear(&err);
+    return colo_cluster_detect(o->file, o->sets, o->n_sets, &err) == 1;
 }
 
 /* run on a scenario with a cluster section: placement, every GPU, the summary. */
@@ -503,14 +518,11 @@ static int cmd_run(int argc, char **argv)
             colo_free(o.sets);
             return rc < 0 ? 0 : rc;
         }
-    int status = parse_scenario_opts(argc, argv, usage_run, 1, &o);
-    if (status) {
-        colo_free(o.sets);
-        return status < 0 ? 0 : status;
-    }
+    int status = scenario_opts(argc, argv, usage_run, 1, &o);
+    if (status >= 0) return status;
+    if (is_cluster(&o)) return run_cluster(&o);
     colo_error_t err;
     colo_error_clear(&err);
-    if (colo_cluster_detect(o.file, o.sets, o.n_sets, &err) == 1) return run_cluster(&o);
     sc = NULL;
     if ((status = load_scenario(&o, &sc)) >= 0) return status;
     colo_sim_t *sim = NULL;
@@ -628,14 +640,11 @@ static int cmd_check(int argc, char **argv)
 {
     struct scenario_opts o;
     colo_scenario_t *sc;
-    int status = parse_scenario_opts(argc, argv, usage_check, 0, &o);
-    if (status) {
-        colo_free(o.sets);
-        return status < 0 ? 0 : status;
-    }
-    colo_error_t cerr;
-    colo_error_clear(&cerr);
-    if (colo_cluster_detect(o.file, o.sets, o.n_sets, &cerr) == 1) {
+    int status = scenario_opts(argc, argv, usage_check, 0, &o);
+    if (status >= 0) return status;
+    if (is_cluster(&o)) {
+        colo_error_t cerr;
+        colo_error_clear(&cerr);
         int rc = colo_cluster_check(o.file, o.sets, o.n_sets, stdout, &cerr);
         if (rc) print_error(&cerr);
         colo_free(o.sets);
