@@ -66,6 +66,14 @@ static void open_in_dir(colo_atomic_file_t *af, const char *name)
     fflush(af->f);
 }
 
+/* Ends what open_in_dir began and commits it: 0 or the commit's error code. */
+static int finish(colo_atomic_file_t *af)
+{
+    fputs("1}\n", af->f);
+    colo_error_t err = {0};
+    return colo_atomic_commit(af, &err);
+}
+
 /* Runs body in a child with stderr in err_path; returns its wait status. */
 static int in_child(void (*body)(void))
 {
@@ -112,9 +120,7 @@ static void killed_after_one_commit(void)
     colo_atomic_file_t a, b;
     open_in_dir(&a, "results.json");
     open_in_dir(&b, "results.csv");
-    fputs("1}\n", a.f);
-    colo_error_t err = {0};
-    if (colo_atomic_commit(&a, &err) != 0) _exit(102);
+    if (finish(&a) != 0) _exit(102);
     raise(SIGINT);
 }
 
@@ -142,9 +148,7 @@ static void parent_of_killed_child(void)
     int status = 0;
     waitpid(pid, &status, 0);
     if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGTERM) _exit(103);
-    fputs("1}\n", a.f);
-    colo_error_t err = {0};
-    _exit(colo_atomic_commit(&a, &err) == 0 ? 0 : 104);
+    _exit(finish(&a) == 0 ? 0 : 104);
 }
 
 Test(atomic_file, a_forked_child_leaves_its_parents_files, .init = make_dir, .fini = remove_dir)
@@ -163,9 +167,7 @@ static void ignoring_sighup(void)
     colo_atomic_file_t a;
     open_in_dir(&a, "results.json");
     raise(SIGHUP);
-    fputs("1}\n", a.f);
-    colo_error_t err = {0};
-    _exit(colo_atomic_commit(&a, &err) == 0 ? 0 : 105);
+    _exit(finish(&a) == 0 ? 0 : 105);
 }
 
 Test(atomic_file, an_ignored_signal_stays_ignored, .init = make_dir, .fini = remove_dir)
