@@ -65,13 +65,6 @@ static int add_op(struct capture *c, const colo_timed_op_t *op, long long corr)
     return 0;
 }
 
-/* CUPTI's timestamps are ns since 1970: later than 2096 is not one, and keeping them below
- * 4e18 keeps every difference of two within colo_time_t. */
-static int times_ok(long long a, long long b)
-{
-    return a >= 0 && b >= a && b <= 4000000000000000000LL && (double)(b - a) <= COLO_OP_MAX_NS;
-}
-
 static int read_line(struct capture *c, char *s, int line)
 {
     char kind[16];
@@ -96,7 +89,7 @@ static int read_line(struct capture *c, char *s, int line)
                               "kernel: expected START END DEVICE STREAM CORRELATION GX GY "
                               "GZ BX BY BZ REGISTERS SHARED_BYTES NAME");
         const char *name = after_fields(s, 14);
-        if (!times_ok(a, b) || !*name)
+        if (!colo_times_ok(a, b) || !*name)
             return line_error(c, line,
                               "kernel: ends before it starts, times out of range, or no name");
         colo_timed_op_t x;
@@ -126,7 +119,7 @@ static int read_line(struct capture *c, char *s, int line)
                    &bytes) != 7)
             return line_error(c, line,
                               "copy: expected START END DEVICE STREAM CORRELATION KIND BYTES");
-        if (!times_ok(a, b) || bytes < 0 || (double)bytes > COLO_OP_MAX_BYTES)
+        if (!colo_times_ok(a, b) || bytes < 0 || (double)bytes > COLO_OP_MAX_BYTES)
             return line_error(c, line, "copy: ends before it starts, times out of range, or "
                                        "bytes outside 0 to 1 PB");
         /* CUPTI_ACTIVITY_MEMCPY_KIND: 1 HtoD, 2 DtoH; others are not modelled */
@@ -148,15 +141,15 @@ static int read_line(struct capture *c, char *s, int line)
     if (strcmp(kind, "api") == 0) {
         if (sscanf(s, "api %lld %lld %lld", &a, &b, &corr) != 3)
             return line_error(c, line, "api: expected START END CORRELATION CBID");
-        if (!times_ok(a, b)) return line_error(c, line, "api: ends before it starts, or out of range");
+        if (!colo_times_ok(a, b))
+            return line_error(c, line, "api: ends before it starts, or out of range");
         if (colo_grow((void **)&c->apis, &c->cap_apis, c->n_apis + 1, sizeof *c->apis))
             return COLO_ENOMEM;
         c->apis[c->n_apis++] = (struct api){corr, a};
         return 0;
     }
     if (strcmp(kind, "range") == 0) {
-        if (sscanf(s, "range %lld %lld", &a, &b) != 2 || b < a || a < 0 ||
-            b > 4000000000000000000LL)
+        if (sscanf(s, "range %lld %lld", &a, &b) != 2 || b < a || a < 0 || b > COLO_STAMP_MAX_NS)
             return line_error(c, line, "range: expected START END NAME, 0 <= START <= END");
         if (colo_grow((void **)&c->ranges, &c->cap_ranges, c->n_ranges + 1, sizeof *c->ranges))
             return COLO_ENOMEM;

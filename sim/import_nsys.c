@@ -63,11 +63,17 @@ static int collect(sqlite3 *db, const char *path, const char *q, int kernels, lo
             sqlite3_column_type(st, 2) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 2);
         long long when = launch >= 0 ? launch : start;
         if (when < lo || when > hi) continue;
+        const char *table = kernels ? "CUPTI_ACTIVITY_KIND_KERNEL" : "CUPTI_ACTIVITY_KIND_MEMCPY";
         if (end < start) {
-            rc = colo_error_set(err, COLO_EPARSE, path, 0,
-                                kernels ? "CUPTI_ACTIVITY_KIND_KERNEL"
-                                        : "CUPTI_ACTIVITY_KIND_MEMCPY",
+            rc = colo_error_set(err, COLO_EPARSE, path, 0, table,
                                 "a record ends (%lld) before it starts (%lld)", end, start);
+            break;
+        }
+        if (!colo_times_ok(start, end) || launch > COLO_STAMP_MAX_NS) {
+            rc = colo_error_set(err, COLO_ERANGE, path, 0, table,
+                                "a record's times are out of range (start %lld, end %lld, "
+                                "launch %lld): ns from 0 to 4e18, at most 1e15 long",
+                                start, end, launch);
             break;
         }
         colo_timed_op_t x;

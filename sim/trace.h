@@ -60,6 +60,17 @@ int colo_trace_load(const char *path, colo_trace_t **out, colo_error_t *err);
 #define COLO_OP_MAX_NS 1e15
 #define COLO_OP_MAX_BYTES 1e15
 
+/* The latest profiler timestamp any reader accepts (ns): 2096 for ns since 1970, and below it
+ * every difference of two fits colo_time_t. */
+#define COLO_STAMP_MAX_NS 4000000000000000000LL
+
+/* Whether a profiler's record from a to b (ns) is one a reader accepts: 0 <= a <= b <=
+ * COLO_STAMP_MAX_NS and at most COLO_OP_MAX_NS long. */
+static inline int colo_times_ok(long long a, long long b)
+{
+    return a >= 0 && b >= a && b <= COLO_STAMP_MAX_NS && (double)(b - a) <= COLO_OP_MAX_NS;
+}
+
 /* Writes a trace atomically, one op per line. 0 or a negative code with err set. */
 int colo_trace_save(const colo_trace_t *t, const char *path, colo_error_t *err);
 

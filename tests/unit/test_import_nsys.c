@@ -135,3 +135,29 @@ Test(import_nsys, files_that_are_not_exports_get_clear_errors)
     cr_assert_null(t);
     unlink(path);
 }
+
+/* Times no profiler writes: a negative start with the largest end overflowed the duration
+ * (UBSan; found by fuzz_nsys, tests/fuzz/regressions/nsys/kernel_times_overflow.sql). */
+Test(import_nsys, times_out_of_range_are_refused)
+{
+    static const char *const rows[] = {
+        "(-20000, 9223372036854775807, 0, 1, 9, 14, 1, 3, 3, NULL, 16, 64, 1, 1, 128, 1, 1, 0, 0)",
+        "(0, 2000000000000000, 0, 1, 9, 14, 1, 3, 3, NULL, 16, 64, 1, 1, 128, 1, 1, 0, 0)",
+        "(4000000000000000001, 4000000000000000002, 0, 1, 9, 14, 1, 3, 3, NULL, 16, 64, 1, 1, 128,"
+        " 1, 1, 0, 0)"};
+    char path[] = "/tmp/colosim-nsys-XXXXXX";
+    close(mkstemp(path));
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        char sql[sizeof schema + 256];
+        snprintf(sql, sizeof sql, "%s INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES %s;", schema,
+                 rows[i]);
+        make_db(path, sql);
+        colo_trace_t *t = NULL;
+        colo_error_t err;
+        cr_assert_eq(import(path, NULL, 0, &t, &err), COLO_ERANGE, "row %zu: %s", i, err.text);
+        cr_assert_str_eq(err.key, "CUPTI_ACTIVITY_KIND_KERNEL");
+        cr_assert(strstr(err.text, "times are out of range"), "%s", err.text);
+        cr_assert_null(t);
+    }
+    unlink(path);
+}
