@@ -384,10 +384,38 @@ static int dump_value(FILE *f, const char *prefix, json_t *v, size_t flags)
     return 0;
 }
 
+/* What the reader would refuse is not written: an importer can meet ops further apart than a
+ * trace may hold (a profile of more than one run). */
+static int check_savable(const colo_trace_t *t, const char *path, colo_error_t *err)
+{
+    for (size_t i = 0; i < t->n_ops; i++) {
+        const colo_op_t *op = &t->ops[i];
+        char key[48];
+        if ((double)op->gap > COLO_OP_MAX_NS) {
+            snprintf(key, sizeof key, "ops[%zu].gap_ns", i);
+            return colo_error_set(err, COLO_ERANGE, path, 0, key,
+                                  "%lld ns after the op before it, longer than the 11 days a "
+                                  "trace may hold: the profile spans more than one run (select "
+                                  "one with --annotation); nothing written",
+                                  (long long)op->gap);
+        }
+        if ((double)op->duration > COLO_OP_MAX_NS ||
+            (op->type == COLO_OP_COPY && (double)op->bytes > COLO_OP_MAX_BYTES)) {
+            snprintf(key, sizeof key, "ops[%zu]", i);
+            return colo_error_set(err, COLO_ERANGE, path, 0, key,
+                                  "longer than 11 days or more than 1 PB, which no trace may "
+                                  "hold; nothing written");
+        }
+    }
+    return 0;
+}
+
 int colo_trace_save(const colo_trace_t *t, const char *path, colo_error_t *err)
 {
+    int rc = check_savable(t, path, err);
+    if (rc) return rc;
     colo_atomic_file_t af;
-    int rc = colo_atomic_open(&af, path, err);
+    rc = colo_atomic_open(&af, path, err);
     if (rc) return rc;
     FILE *f = af.f;
     size_t compact = JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12);

@@ -123,6 +123,33 @@ Test(trace, unwritable_output_leaves_nothing)
     colo_trace_free(a);
 }
 
+/* An importer can meet ops further apart than a trace may hold (an nsys export of two runs
+ * days apart): saving refuses what loading would, and writes nothing. */
+Test(trace, what_the_reader_would_refuse_is_not_written)
+{
+    colo_trace_t *a = load(src_path("tests/fixtures/tiny_h100.json"));
+    char path[] = "/tmp/colosim-trace-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    unlink(path);
+    colo_error_t err;
+    colo_error_clear(&err);
+    a->ops[a->n_ops - 1].gap = COLO_NS(2000000000000000LL);
+    cr_assert_eq(colo_trace_save(a, path, &err), COLO_ERANGE);
+    char key[48];
+    snprintf(key, sizeof key, "ops[%zu].gap_ns", a->n_ops - 1);
+    cr_assert_str_eq(err.key, key);
+    cr_assert(strstr(err.text, "longer than the 11 days a trace may hold"), "%s", err.text);
+    cr_assert_neq(access(path, F_OK), 0, "nothing written");
+    a->ops[a->n_ops - 1].gap = COLO_OP_MAX_NS; /* the longest the reader takes */
+    colo_error_clear(&err);
+    cr_assert_eq(colo_trace_save(a, path, &err), 0, "%s", err.text);
+    colo_trace_free(load(path));
+    unlink(path);
+    colo_trace_free(a);
+}
+
 static int load_trace(const char *file, colo_error_t *err)
 {
     colo_trace_t *t = NULL;
