@@ -876,6 +876,17 @@ static int cmd_trace(int argc, char **argv)
     return 0;
 }
 
+/* Where import writes its i-th trace: OUT, or with --all OUT/MODEL_00N.json. */
+static const char *import_path(char *buf, size_t n, const char *out, bool all,
+                               const colo_trace_t *t, size_t i)
+{
+    if (all)
+        snprintf(buf, n, "%s/%s_%03zu.json", out, t->model, i + 1);
+    else
+        snprintf(buf, n, "%s", out);
+    return buf;
+}
+
 static int cmd_import(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -985,17 +996,15 @@ static int cmd_import(int argc, char **argv)
         colo_gpu_free(g);
     }
     if (!rc && ncu) rc = colo_trace_merge_ncu(ts[0], ncu, &err);
+    char path[4096];
+    for (size_t i = 0; i < nt && !rc; i++) /* every trace checked before any is written */
+        rc = colo_trace_savable(ts[i], import_path(path, sizeof path, out, all, ts[i], i), &err);
     if (!rc && all && mkdir(out, 0777) && errno != EEXIST)
         rc = colo_error_set(&err, COLO_EIO, out, 0, NULL, "cannot make the folder: %s",
                             strerror(errno));
     for (size_t i = 0; i < nt && !rc; i++) {
-        char path[4096];
-        if (all)
-            snprintf(path, sizeof path, "%s/%s_%03zu.json", out, ts[i]->model, i + 1);
-        else
-            snprintf(path, sizeof path, "%s", out);
         colo_trace_t *t = ts[i];
-        if ((rc = colo_trace_save(t, path, &err))) break;
+        if ((rc = colo_trace_save(t, import_path(path, sizeof path, out, all, t, i), &err))) break;
         json_t *m = json_object_get(t->provenance, "measured_ns");
         printf("%s: %s batch %d, %zu kernels, %zu copies, %.3f ms of kernels", in, t->model,
                t->batch, t->n_kernels, t->n_copies, COLO_TO_MS(t->kernel_time));

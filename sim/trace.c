@@ -384,9 +384,7 @@ static int dump_value(FILE *f, const char *prefix, json_t *v, size_t flags)
     return 0;
 }
 
-/* What the reader would refuse is not written: an importer can meet ops further apart than a
- * trace may hold (a profile of more than one run). */
-static int check_savable(const colo_trace_t *t, const char *path, colo_error_t *err)
+int colo_trace_savable(const colo_trace_t *t, const char *path, colo_error_t *err)
 {
     for (size_t i = 0; i < t->n_ops; i++) {
         const colo_op_t *op = &t->ops[i];
@@ -412,7 +410,7 @@ static int check_savable(const colo_trace_t *t, const char *path, colo_error_t *
 
 int colo_trace_save(const colo_trace_t *t, const char *path, colo_error_t *err)
 {
-    int rc = check_savable(t, path, err);
+    int rc = colo_trace_savable(t, path, err);
     if (rc) return rc;
     colo_atomic_file_t af;
     rc = colo_atomic_open(&af, path, err);

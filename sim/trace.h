@@ -71,7 +71,13 @@ static inline int colo_times_ok(long long a, long long b)
     return a >= 0 && b >= a && b <= COLO_STAMP_MAX_NS && (double)(b - a) <= COLO_OP_MAX_NS;
 }
 
-/* Writes a trace atomically, one op per line. 0 or a negative code with err set. */
+/* Whether t can be written as a trace colo_trace_load will read: an importer can meet ops
+ * further apart than a trace may hold (a profile of more than one run). 0, or COLO_ERANGE with
+ * err naming path and the op. */
+int colo_trace_savable(const colo_trace_t *t, const char *path, colo_error_t *err);
+
+/* Writes a trace atomically, one op per line, if it is savable (above). 0 or a negative code
+ * with err set. */
 int colo_trace_save(const colo_trace_t *t, const char *path, colo_error_t *err);
 
 /* A new empty trace with the given identity (all strings copied). NULL when out of memory. */

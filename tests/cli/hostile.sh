@@ -113,6 +113,15 @@ expect 2 "huge.json: colosim.results_format: missing: not a colosim results file
 expect 2 "huge.json" -- "$colosim" import kineto "$out/huge.json" -o "$out/k.json"
 [ ! -e "$out/k.json" ] || fail "an import wrote output for bad input"
 
+# -- a profile whose second iteration holds ops days apart: a trace cannot hold that, so
+#    import --all checks every trace first and writes none of them (not the first alone)
+sed -e 's/^range 100000 170000 colosim:infer$/range 100000 3000000000000000 colosim:infer/' \
+    "$src/tests/fixtures/capture/two_inferences.txt" > "$out/days.txt"
+echo "kernel 2900000000000000 2900000000010000 0 7 99 64 1 1 128 1 1 32 0 _Z4reluPf" >> "$out/days.txt"
+expect 2 "longer than the 11 days a trace may hold" -- \
+    "$colosim" import capture "$out/days.txt" --annotation infer --all -o "$out/days"
+[ ! -e "$out/days" ] || fail "import --all wrote traces though one could not be written"
+
 no_temp "$out"
 if [ $failures -gt 0 ]; then echo "$failures hostile-input checks failed" >&2; exit 1; fi
 echo "hostile inputs: every case refused clearly, nothing written"
