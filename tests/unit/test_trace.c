@@ -74,13 +74,19 @@ Test(trace, committed_traces_load_with_their_kernel_counts)
     }
 }
 
+/* Makes a file of a unique name from path's XXXXXX (changed in place). */
+static void make_temp(char *path)
+{
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    close(fd);
+}
+
 Test(trace, save_then_load_gives_the_same_trace)
 {
     colo_trace_t *a = load(src_path("tests/fixtures/tiny_h100.json"));
     char path[] = "/tmp/colosim-trace-XXXXXX";
-    int fd = mkstemp(path);
-    cr_assert_geq(fd, 0);
-    close(fd);
+    make_temp(path);
     colo_error_t err;
     colo_error_clear(&err);
     cr_assert_eq(colo_trace_save(a, path, &err), 0, "%s", err.text);
@@ -129,9 +135,7 @@ Test(trace, what_the_reader_would_refuse_is_not_written)
 {
     colo_trace_t *a = load(src_path("tests/fixtures/tiny_h100.json"));
     char path[] = "/tmp/colosim-trace-XXXXXX";
-    int fd = mkstemp(path);
-    cr_assert_geq(fd, 0);
-    close(fd);
+    make_temp(path);
     unlink(path);
     colo_error_t err;
     colo_error_clear(&err);
