@@ -62,7 +62,8 @@ static const char usage_main[] =
     "\n"
     "Exit status: 0 success, 1 failure while running, 2 bad input or usage; 130 or 143 when\n"
     "run, sweep or search was stopped by SIGINT or SIGTERM (outputs whole or not written).\n"
-    "Killed by any other signal, a command removes the outputs it had not finished.\n"
+    "Ended by SIGHUP or SIGPIPE, or by SIGINT or SIGTERM in another command, colosim removes\n"
+    "the outputs it had not finished and dies of the signal.\n"
     "GPU descriptions are searched in $COLOSIM_GPU_PATH, then " COLO_SOURCE_GPU_DIR ",\n"
     "then " COLO_INSTALL_GPU_DIR ".\n";
 
