@@ -298,11 +298,12 @@ static int read_cluster(cluster_t *c, const colo_cfg_reader_t *r, const config_s
     if ((rc = colo_cfg_check_keys(r, cl, keys)) ||
         (rc = colo_cfg_aggregate(r, cl, "gpus", COLO_CFG_REQUIRED, CONFIG_TYPE_LIST, &gl)))
         return rc;
-    c->n_pools = (size_t)config_setting_length(gl);
-    if (c->n_pools == 0)
+    size_t n_pools = (size_t)config_setting_length(gl);
+    if (n_pools == 0)
         return colo_cfg_error(r, gl, COLO_EINVAL,
                               "lists no GPUs: ( { model = \"h100-sxm\"; count = 4; } )");
-    if (!(c->pools = colo_calloc(c->n_pools, sizeof *c->pools))) return COLO_ENOMEM;
+    if (!(c->pools = colo_calloc(n_pools, sizeof *c->pools))) return COLO_ENOMEM;
+    c->n_pools = n_pools; /* only now: cluster_free walks n_pools entries of pools */
     for (size_t i = 0; i < c->n_pools; i++) {
         const config_setting_t *e = config_setting_get_elem(gl, (unsigned)i);
         const char *model;
@@ -836,7 +837,7 @@ static int make_replicas(cluster_t *c)
 
 static void cluster_free(cluster_t *c)
 {
-    for (size_t i = 0; c->pools && i < c->n_pools; i++) /* n_pools is set before pools is */
+    for (size_t i = 0; i < c->n_pools; i++)
         colo_free(c->pools[i].model);
     colo_free(c->pools);
     colo_free(c->tenants);
@@ -846,7 +847,7 @@ static void cluster_free(cluster_t *c)
     colo_free(c->replicas);
     colo_free(c->choices);
     colo_free(c->model_pool);
-    for (size_t i = 0; c->gpus && i < c->n_gpus; i++) {
+    for (size_t i = 0; i < c->n_gpus; i++) {
         colo_free(c->gpus[i].members);
         colo_free(c->gpus[i].placement);
     }
