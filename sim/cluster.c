@@ -356,9 +356,8 @@ static int read_cluster(cluster_t *c, const colo_cfg_reader_t *r, const config_s
     if (sh && ((rc = colo_cfg_string(r, sh, "mode", 0, &mode)) < 0 ||
                (rc = colo_cfg_string(r, sh, "cuda", 0, &cuda)) < 0))
         return rc;
-    static const char *const modes[] = {"timeslice", "mps", "mig", "green"};
     size_t m = 0;
-    while (m < 4 && strcmp(mode, modes[m]) != 0)
+    while (m < 4 && strcmp(mode, colo_share_mode_name((colo_share_mode_t)m)) != 0)
         m++;
     if (m == 4)
         return colo_cfg_error(r, config_setting_get_member(sh, "mode"), COLO_EINVAL,
@@ -1012,13 +1011,12 @@ static json_t *results_json(const cluster_t *c, json_t *const *gpu_res)
                                                               : json_integer(c->pools[p].count)));
     for (size_t i = 0; i < c->n_sets; i++)
         json_array_append_new(sets, json_string(c->sets[i]));
-    static const char *const modes[] = {"timeslice", "mps", "mig", "green"};
-    json_t *cluster =
-        json_pack("{s:s,s:s,s:s,s:f,s:f,s:o,s:I,s:o,s:b,s:o,s:o}", "policy",
-                  policy_names[c->policy], "order", c->given_order ? "given" : "decreasing",
-                  "mechanism", modes[c->mode], "headroom", c->headroom, "attainment_goal",
-                  c->attainment, "pool", pool, "gpus_used", (json_int_t)c->n_gpus, "gpus_by_model",
-                  by_model, "all_slo_met", all_met, "unplaced", unplaced, "gpus", gpus);
+    json_t *cluster = json_pack(
+        "{s:s,s:s,s:s,s:f,s:f,s:o,s:I,s:o,s:b,s:o,s:o}", "policy", policy_names[c->policy], "order",
+        c->given_order ? "given" : "decreasing", "mechanism", colo_share_mode_name(c->mode),
+        "headroom", c->headroom, "attainment_goal", c->attainment, "pool", pool, "gpus_used",
+        (json_int_t)c->n_gpus, "gpus_by_model", by_model, "all_slo_met", all_met, "unplaced",
+        unplaced, "gpus", gpus);
     json_t *scenario =
         json_pack("{s:s,s:o,s:f,s:f,s:f,s:o}", "path", c->path, "description",
                   sc->description ? json_string(sc->description) : json_null(), "duration_s",
@@ -1059,7 +1057,6 @@ int colo_cluster_check(const char *path, const char *const *sets, size_t n, FILE
     int rc = setup(&c);
     if (rc == COLO_ENOMEM) colo_error_set(err, rc, path, 0, NULL, "out of memory");
     if (!rc && describe) {
-        static const char *const modes[] = {"timeslice", "mps", "mig", "green"};
         const colo_scenario_t *m0 = c.models[0];
         fprintf(describe, "cluster   %s%s%s\n", path, m0->description ? ": " : "",
                 m0->description ? m0->description : "");
@@ -1073,7 +1070,7 @@ int colo_cluster_check(const char *path, const char *const *sets, size_t n, FILE
         fprintf(describe, "\nplacement %s, %s, headroom %.0f %%, %s on every GPU\n",
                 policy_names[c.policy],
                 c.given_order ? "in the given order" : "largest demand first", 100 * c.headroom,
-                modes[c.mode]);
+                colo_share_mode_name(c.mode));
         fprintf(describe, "services  %zu\n", c.n_tenants);
         for (size_t t = 0; t < c.n_tenants; t++) {
             char reps[32];
