@@ -133,7 +133,7 @@ static int build_ops(const colo_scenario_t *sc, size_t i, std::vector<op_run> &o
     colo_place_rates_t whole = {g->sm.count, colo_gpu_dram_rate(g), colo_gpu_l2_rate(g)};
     std::vector<colo_time_t> t(tr->n_ops);
     colo_time_t total;
-    int rc = colo_variant_times(&c->variants[0], g, whole, t.data(), &total, err);
+    int rc = colo_variant_times(c, 0, g, whole, t.data(), &total, err);
     if (rc) return rc;
     for (size_t k = 0; k < tr->n_ops; k++) {
         const colo_op_t *op = &tr->ops[k];
@@ -145,7 +145,7 @@ static int build_ops(const colo_scenario_t *sc, size_t i, std::vector<op_run> &o
             r.h2d = op->dir == COLO_COPY_H2D;
         } else {
             colo_kernel_work_t w;
-            if ((rc = colo_kernel_work(op, c->trace_gpu, g, &w, tr->path, k, err))) return rc;
+            if ((rc = colo_kernel_work(op, c->trace_gpu, g, c->fp32_math, &w, tr->path, k, err))) return rc;
             r.kernel = true;
             r.grid = dim3(std::max(op->grid[0], 1u), std::max(op->grid[1], 1u),
                           std::max(op->grid[2], 1u));
@@ -400,7 +400,7 @@ static int cuda_self_test(const colo_scenario_t *sc, FILE *f, colo_error_t *err)
         colo_time_t iso;
         colo_place_rates_t whole = {sc->gpu->sm.count, colo_gpu_dram_rate(sc->gpu),
                                     colo_gpu_l2_rate(sc->gpu)};
-        if ((rc = colo_variant_times(&sc->tenants[i].variants[0], sc->gpu, whole, NULL, &iso, err)))
+        if ((rc = colo_variant_times(&sc->tenants[i], 0, sc->gpu, whole, NULL, &iso, err)))
             return rc;
         model = (double)iso / 1e6;
         std::vector<double> v;

@@ -44,6 +44,7 @@ static const struct field sm_fields[] = {
     F("max_shared_per_block", K_INT, sm.max_shared_per_block, POS),
     F("reserved_shared_per_block", K_INT, sm.reserved_shared_per_block, NONNEG),
     F("clock_mhz", K_DOUBLE, sm.clock_mhz, POS),
+    F("tensor_clock_mhz", K_DOUBLE, sm.tensor_clock_mhz, COLO_CFG_POSITIVE),
     F("fp32_lanes", K_INT, sm.fp32_lanes, POS),
     F("tensor_fp16_flops_per_clock", K_INT, sm.tensor_fp16_flops_per_clock, POS),
     {NULL, K_INT, 0, 0},
@@ -78,7 +79,19 @@ static const struct field pcie_fields[] = {
 };
 static const struct field launch_fields[] = {
     F("host_us", K_DOUBLE, launch.host_us, NONNEG),
+    F("graph_us", K_DOUBLE, launch.graph_us, COLO_CFG_NONNEG),
     F("start_us", K_DOUBLE, launch.start_us, NONNEG),
+    F("dispatch_us", K_DOUBLE, launch.dispatch_us, COLO_CFG_NONNEG),
+    F("floor_us", K_DOUBLE, launch.floor_us, COLO_CFG_NONNEG),
+    {NULL, K_INT, 0, 0},
+};
+/* Per SM and clock, dense; FP32 and FP16 tensor come from the sm group. */
+static const struct field math_fields[] = {
+    F("fp64", K_DOUBLE, sm.math_per_clock[COLO_MATH_FP64], COLO_CFG_NONNEG),
+    F("tf32", K_DOUBLE, sm.math_per_clock[COLO_MATH_TF32], COLO_CFG_NONNEG),
+    F("bf16", K_DOUBLE, sm.math_per_clock[COLO_MATH_BF16], COLO_CFG_NONNEG),
+    F("int8", K_DOUBLE, sm.math_per_clock[COLO_MATH_INT8], COLO_CFG_NONNEG),
+    F("fp8", K_DOUBLE, sm.math_per_clock[COLO_MATH_FP8], COLO_CFG_NONNEG),
     {NULL, K_INT, 0, 0},
 };
 static const struct field timeslice_fields[] = {
@@ -104,18 +117,19 @@ static const struct field green_fields[] = {
 static const struct {
     const char *name;
     const struct field *fields;
+    int flags; /* REQ: the group must be there */
 } groups[] = {
-    {"sm", sm_fields},     {"l2", l2_fields},         {"memory", memory_fields},
-    {"pcie", pcie_fields}, {"launch", launch_fields}, {"timeslice", timeslice_fields},
-    {"mps", mps_fields},   {"green", green_fields},
+    {"sm", sm_fields, REQ},         {"math", math_fields, 0},         {"l2", l2_fields, REQ},
+    {"memory", memory_fields, REQ}, {"pcie", pcie_fields, REQ},       {"launch", launch_fields, REQ},
+    {"timeslice", timeslice_fields, REQ}, {"mps", mps_fields, REQ}, {"green", green_fields, REQ},
 };
 
 static int read_group(const colo_cfg_reader_t *r, const config_setting_t *root, const char *name,
-                      const struct field *fields, colo_gpu_t *gpu)
+                      const struct field *fields, int flags, colo_gpu_t *gpu)
 {
     const config_setting_t *g;
-    int rc = colo_cfg_aggregate(r, root, name, REQ, CONFIG_TYPE_GROUP, &g);
-    if (rc) return rc;
+    int rc = colo_cfg_aggregate(r, root, name, flags, CONFIG_TYPE_GROUP, &g);
+    if (rc) return rc < 0 ? rc : 0; /* absent and optional */
     const char *allowed[32];
     size_t n = 0;
     for (const struct field *f = fields; f->key; f++)
@@ -267,10 +281,10 @@ static int read_mig(const colo_cfg_reader_t *r, const config_setting_t *root, co
 static int read_gpu(const colo_cfg_reader_t *r, const char *path, const config_setting_t *root,
                     colo_gpu_t *gpu)
 {
-    static const char *const keys[] = {"name",       "full_name", "arch",      "compute_capability",
-                                       "integrated", "sm",        "l2",        "memory",
-                                       "pcie",       "launch",    "timeslice", "mps",
-                                       "green",      "mig",       NULL};
+    static const char *const keys[] = {"name",      "full_name", "arch",   "compute_capability",
+                                       "integrated", "sm",       "math",   "l2",
+                                       "memory",    "pcie",      "launch", "timeslice",
+                                       "mps",       "green",     "mig",    NULL};
     int rc = colo_cfg_check_keys(r, root, keys);
     if (rc) return rc;
     const char *name, *full, *arch, *cc;
@@ -286,7 +300,11 @@ static int read_gpu(const colo_cfg_reader_t *r, const char *path, const config_s
         !(gpu->path = colo_strdup(path)))
         return COLO_ENOMEM;
     for (size_t i = 0; i < sizeof groups / sizeof groups[0]; i++)
-        if ((rc = read_group(r, root, groups[i].name, groups[i].fields, gpu))) return rc;
+        if ((rc = read_group(r, root, groups[i].name, groups[i].fields, groups[i].flags, gpu)))
+            return rc;
+    gpu->sm.math_per_clock[COLO_MATH_MEMORY] = 2.0 * gpu->sm.fp32_lanes;
+    gpu->sm.math_per_clock[COLO_MATH_FP32] = 2.0 * gpu->sm.fp32_lanes;
+    gpu->sm.math_per_clock[COLO_MATH_FP16] = gpu->sm.tensor_fp16_flops_per_clock;
 
     /* Consistency checks a typo would break. */
     const config_setting_t *sm = config_setting_get_member(root, "sm");
@@ -514,10 +532,51 @@ double colo_gpu_sm_fp32_rate(const colo_gpu_t *gpu)
     return gpu->sm.clock_mhz * 1e-3 * gpu->sm.fp32_lanes * 2.0;
 }
 
+static double tensor_clock_ghz(const colo_gpu_t *gpu)
+{
+    return (gpu->sm.tensor_clock_mhz > 0 ? gpu->sm.tensor_clock_mhz : gpu->sm.clock_mhz) * 1e-3;
+}
+
 double colo_gpu_sm_tensor_rate(const colo_gpu_t *gpu)
 {
     if (gpu->sm.tensor_gflops > 0) return gpu->sm.tensor_gflops;
-    return gpu->sm.clock_mhz * 1e-3 * gpu->sm.tensor_fp16_flops_per_clock;
+    return tensor_clock_ghz(gpu) * gpu->sm.tensor_fp16_flops_per_clock;
+}
+
+colo_math_t colo_gpu_math_runs_as(const colo_gpu_t *gpu, colo_math_t m)
+{
+    if (m == COLO_MATH_AUTO || m >= COLO_MATH_CLASSES) m = COLO_MATH_FP32;
+    for (int hops = 0; hops < 4 && gpu->sm.math_per_clock[m] <= 0; hops++) {
+        switch (m) {
+        case COLO_MATH_INT8:
+        case COLO_MATH_FP8:
+            m = COLO_MATH_FP16; /* frameworks fall back to half precision */
+            break;
+        default:
+            m = COLO_MATH_FP32; /* no such tensor unit: FP32 on CUDA cores */
+            break;
+        }
+    }
+    return m;
+}
+
+double colo_gpu_math_rate(const colo_gpu_t *gpu, colo_math_t m)
+{
+    m = colo_gpu_math_runs_as(gpu, m);
+    switch (m) {
+    case COLO_MATH_MEMORY:
+    case COLO_MATH_FP32:
+        return colo_gpu_sm_fp32_rate(gpu);
+    case COLO_MATH_FP64:
+        return gpu->sm.clock_mhz * 1e-3 * gpu->sm.math_per_clock[m];
+    default: { /* tensor cores: a measured FP16 rate scales them all */
+        double f = gpu->sm.tensor_gflops > 0 && gpu->sm.tensor_fp16_flops_per_clock > 0
+                       ? colo_gpu_sm_tensor_rate(gpu) /
+                             (tensor_clock_ghz(gpu) * gpu->sm.tensor_fp16_flops_per_clock)
+                       : 1.0;
+        return tensor_clock_ghz(gpu) * gpu->sm.math_per_clock[m] * f;
+    }
+    }
 }
 
 double colo_gpu_dram_rate(const colo_gpu_t *gpu)

@@ -3,6 +3,7 @@
 #define COLO_GPU_H
 
 #include "errors.h"
+#include "kernel_class.h"
 #include "simtime.h"
 
 #include <stdbool.h>
@@ -38,8 +39,12 @@ typedef struct colo_gpu {
         int count, max_threads, max_warps, max_blocks, registers, max_registers_per_thread;
         int register_alloc_unit, shared_bytes, max_shared_per_block, reserved_shared_per_block;
         double clock_mhz;
+        double tensor_clock_mhz; /* the clock tensor peaks are quoted at; 0: clock_mhz */
         int fp32_lanes, tensor_fp16_flops_per_clock;
         double fp32_gflops, tensor_gflops; /* measured per-SM rates; 0: from clock and lanes */
+        /* dense peak operations per SM and clock by math class (the file's math group, FP32
+         * from fp32_lanes, FP16 from tensor_fp16_flops_per_clock); 0: no such unit */
+        double math_per_clock[COLO_MATH_CLASSES];
     } sm;
     struct {
         long long bytes;
@@ -59,7 +64,13 @@ typedef struct colo_gpu {
         int copy_engines;
     } pcie;
     struct {
-        double host_us, start_us;
+        double host_us;     /* host time per kernel launch: one stream launches no faster */
+        double graph_us;    /* the same for the kernels of a CUDA graph; 0: no limit */
+        double start_us;    /* launch call to the kernel's start on an idle GPU */
+        double dispatch_us; /* end of a kernel to the start of the next, already launched one on
+                             * the same stream */
+        double floor_us;    /* the part of a kernel's duration, as profilers measure it alone,
+                             * that neither more SMs nor more bandwidth shortens */
     } launch;
     struct {
         colo_time_t default_ns, short_ns, medium_ns, long_ns, switch_ns;
@@ -116,6 +127,16 @@ const char *colo_gpu_guess(const char *device_name, double gib);
 double colo_gpu_sm_fp32_rate(const colo_gpu_t *gpu);
 /* Dense FP16 tensor-core rate of one SM in FLOP per nanosecond. */
 double colo_gpu_sm_tensor_rate(const colo_gpu_t *gpu);
+
+/* The class a kernel of class m runs as on gpu: m itself, or where gpu has no such unit the
+ * class frameworks fall back to (TF32 -> FP32, BF16 -> FP32, FP16 -> FP32, INT8 -> FP16,
+ * FP8 -> FP16; docs/model.md, "Math classes"). */
+colo_math_t colo_gpu_math_runs_as(const colo_gpu_t *gpu, colo_math_t m);
+/* Dense peak rate of one SM for class m (after the fall-back) in operations per nanosecond:
+ * per-clock operations x clock (tensor classes at the tensor clock); measured FP32 and FP16
+ * tensor rates (calibration) replace the datasheet ones, and scale the other tensor classes
+ * by the same factor. */
+double colo_gpu_math_rate(const colo_gpu_t *gpu, colo_math_t m);
 /* Achievable DRAM bandwidth in bytes per nanosecond (= GB/s). */
 double colo_gpu_dram_rate(const colo_gpu_t *gpu);
 

@@ -234,7 +234,7 @@ static int kernel_elems(const colo_hw_t *hw, const colo_hw_kernel_t *k, double *
     double t_comp = colo_kernel_compute_ns(&k->w, n_sms);
     double rate = colo_kernel_memory_rate(&k->w, n_sms, chs->n_units * hw->mem.unit_capacity);
     double t_mem = k->dram_eff / rate;
-    double W = t_comp > t_mem ? t_comp : t_mem;
+    double W = k->w.fixed_ns + (t_comp > t_mem ? t_comp : t_mem);
     if (W < 1e-3) W = 1e-3;
     double l2 = k->w.l2_bytes > k->dram_eff ? k->w.l2_bytes : k->dram_eff;
     /* Blocks go to whichever SMs of the set are free, so a kernel leans on the classes of its

@@ -1,4 +1,5 @@
-/* kernel_model.c: compute/memory decomposition of traced kernels and their placement on GPUs. */
+/* kernel_model.c: the fixed/compute/memory decomposition of traced kernels, their placement on
+ * GPUs by math class, and their change with the batch size. */
 #include "kernel_model.h"
 
 #include <math.h>
@@ -34,16 +35,36 @@ double colo_kernel_alone_ns(const colo_kernel_work_t *w, int sms, double dram_ra
                             double dram_bytes)
 {
     double c = colo_kernel_compute_ns(w, sms);
-    double m = dram_bytes / colo_kernel_memory_rate(w, sms, dram_rate);
-    return c > m ? c : m;
+    double m = dram_bytes > 0 ? dram_bytes / colo_kernel_memory_rate(w, sms, dram_rate) : 0;
+    return w->fixed_ns + (c > m ? c : m);
+}
+
+double colo_kernel_alone_at(const colo_kernel_work_t *w, int sms, double dram_rate,
+                            double l2_rate)
+{
+    double t = colo_kernel_alone_ns(w, sms, dram_rate, w->dram_bytes);
+    double t_l2 = w->l2_bytes / l2_rate; /* the L2's bandwidth bounds it too (as in the solver) */
+    return t > t_l2 ? t : t_l2;
 }
 
 colo_time_t colo_kernel_duration(const colo_kernel_work_t *w, const colo_gpu_t *dst)
 {
-    double t = colo_kernel_alone_ns(w, dst->sm.count, colo_gpu_dram_rate(dst), w->dram_bytes);
-    double t_l2 = w->l2_bytes / colo_gpu_l2_rate(dst); /* the L2's bandwidth bounds it too */
-    colo_time_t d = colo_time_from_ns(t > t_l2 ? t : t_l2);
+    double t = colo_kernel_alone_at(w, dst->sm.count, colo_gpu_dram_rate(dst),
+                                    colo_gpu_l2_rate(dst)) -
+               w->dispatch_ns;
+    colo_time_t d = colo_time_from_ns(t);
     return d < 1 ? 1 : d;
+}
+
+void colo_kernel_at_batch(const colo_kernel_work_t *w, double f, colo_kernel_work_t *out)
+{
+    *out = *w;
+    if (f == 1.0 || w->weight_bound) return;
+    double b = ceil((double)w->blocks * f - 1e-9);
+    out->blocks = b < 1 ? 1 : (unsigned long long)b;
+    out->dram_bytes = w->dram_bytes * f;
+    out->l2_bytes = w->l2_bytes * f;
+    out->working_set = w->working_set * f;
 }
 
 static int place(const colo_op_t *k, const colo_gpu_t *g, colo_occupancy_t *occ,
@@ -51,6 +72,9 @@ static int place(const colo_op_t *k, const colo_gpu_t *g, colo_occupancy_t *occ,
 {
     *occ =
         colo_occupancy(g, k->block[0] * k->block[1] * k->block[2], k->registers, k->shared_bytes);
+    /* what the source knew of its registers and shared memory: at most that many per SM */
+    if (k->blocks_per_sm > 0 && occ->blocks_per_sm > k->blocks_per_sm)
+        occ->blocks_per_sm = k->blocks_per_sm;
     if (occ->blocks_per_sm > 0) return 0;
     char key[64];
     snprintf(key, sizeof key, "ops[%zu]", i);
@@ -59,18 +83,46 @@ static int place(const colo_op_t *k, const colo_gpu_t *g, colo_occupancy_t *occ,
                           g->name, colo_limiter_name(occ->limiter));
 }
 
+/* The class the kernel runs as on g: as its name (or the trace) says, then whatever g falls back
+ * to. The trace's own choice stands unless the tenant's setting is "fp32" (every FP32
+ * convolution and matmul on CUDA cores); a kernel traced in FP32 where TF32 did not exist, so
+ * that the framework had no choice to make, moves to TF32 where the setting allows it (cuDNN's
+ * kernels under PyTorch's defaults, every convolution and matmul under "tf32"). */
+static colo_math_t math_on(colo_kernel_class_t c, const colo_gpu_t *traced, const colo_gpu_t *g,
+                           colo_fp32_math_t p)
+{
+    colo_math_t m = c.math;
+    if (c.kind != COLO_KIND_OTHER) {
+        bool tf32 = p == COLO_FP32_TF32 || (p == COLO_FP32_PYTORCH && c.kind == COLO_KIND_CUDNN);
+        if (m == COLO_MATH_TF32 && p == COLO_FP32_IEEE)
+            m = COLO_MATH_FP32;
+        else if (m == COLO_MATH_FP32 && tf32 && traced->sm.math_per_clock[COLO_MATH_TF32] <= 0)
+            m = COLO_MATH_TF32;
+    }
+    return colo_gpu_math_runs_as(g, m);
+}
+
 int colo_kernel_work(const colo_op_t *k, const colo_gpu_t *src, const colo_gpu_t *dst,
-                     colo_kernel_work_t *w, const char *trace_path, size_t i, colo_error_t *err)
+                     colo_fp32_math_t fp32_math, colo_kernel_work_t *w, const char *trace_path,
+                     size_t i, colo_error_t *err)
 {
     colo_occupancy_t occ_src;
     int rc = place(k, src, &occ_src, trace_path, i, err);
     if (!rc) rc = place(k, dst, &w->occ, trace_path, i, err);
     if (rc) return rc;
+    colo_kernel_class_t cls = k->cls.rule ? k->cls : colo_kernel_classify(k->name, k->math);
+    w->math_src = colo_gpu_math_runs_as(src, cls.math);
+    w->math = math_on(cls, src, dst, fp32_math);
     w->blocks = (unsigned long long)k->grid[0] * k->grid[1] * k->grid[2];
     w->per_sm_rate = colo_gpu_per_sm_rate(dst);
+    w->weight_bound = cls.kind == COLO_KIND_CUBLAS && k->kclass == COLO_KCLASS_MEMORY;
 
-    /* On the traced GPU, alone: duration T = max(compute, memory). */
+    /* On the traced GPU, alone: T = floor + max(compute, memory); the floor is the part of the
+     * GPU's shortest kernels, and no more than the kernel itself. */
     double T = (double)k->duration;
+    double floor_src = src->launch.floor_us * 1e3;
+    double fixed = floor_src < T ? floor_src : T;
+    double Tw = T - fixed; /* what SMs and bandwidth do */
     colo_kernel_work_t s = *w;
     s.occ = occ_src;
     s.per_sm_rate = colo_gpu_per_sm_rate(src);
@@ -78,20 +130,27 @@ int colo_kernel_work(const colo_op_t *k, const colo_gpu_t *src, const colo_gpu_t
     double share = k->kclass == COLO_KCLASS_MEMORY    ? COLO_DRAM_SHARE_MEMORY
                    : k->kclass == COLO_KCLASS_COMPUTE ? COLO_DRAM_SHARE_COMPUTE
                                                       : COLO_DRAM_SHARE_UNKNOWN;
-    double D = k->dram_bytes >= 0 ? k->dram_bytes : share * T * mem_rate_src;
-    if (D > T * mem_rate_src) D = T * mem_rate_src; /* cannot have moved more than that */
+    double D = k->dram_bytes >= 0 ? k->dram_bytes : share * Tw * mem_rate_src;
+    if (D > Tw * mem_rate_src) D = Tw * mem_rate_src; /* cannot have moved more than that */
     double t_mem = D / mem_rate_src;
-    /* The compute part is the whole duration unless memory alone explains it. */
-    double t_comp = (k->kclass == COLO_KCLASS_MEMORY && t_mem >= T * (1 - 1e-9))
-                        ? COLO_COMPUTE_SHARE_MEMORY * T
-                        : T;
+    /* The compute part is the whole of it unless memory alone explains it. */
+    double t_comp = (k->kclass == COLO_KCLASS_MEMORY && Tw > 0 && t_mem >= Tw * (1 - 1e-9))
+                        ? COLO_COMPUTE_SHARE_MEMORY * Tw
+                        : Tw;
     double waves_src = (double)colo_kernel_waves(&s, src->sm.count);
-    /* A wave's time scales with the blocks each SM holds and inversely with its FP32 rate. */
-    w->wave_ns = t_comp / waves_src * (colo_gpu_sm_fp32_rate(src) / colo_gpu_sm_fp32_rate(dst)) *
+    /* A wave's time scales with the blocks each SM holds and inversely with the peak rate of
+     * the kernel's math class on each GPU. */
+    w->wave_ns = t_comp / waves_src *
+                 (colo_gpu_math_rate(src, w->math_src) / colo_gpu_math_rate(dst, w->math)) *
                  ((double)w->occ.blocks_per_sm / (double)occ_src.blocks_per_sm);
+    /* The floor is latency (block launch and retirement, a few memory round trips): it moves
+     * with the other GPU's floor, not with its rates. */
+    w->dispatch_ns = dst->launch.dispatch_us * 1e3;
+    w->fixed_ns = (floor_src > 0 ? fixed * (dst->launch.floor_us * 1e3) / floor_src : 0) +
+                  w->dispatch_ns;
     w->dram_bytes = D;
     double L = k->l2_bytes >= 0 ? k->l2_bytes : D / (1 - COLO_L2_HIT_DEFAULT);
-    if (L > T * colo_gpu_l2_rate(src)) L = T * colo_gpu_l2_rate(src); /* as for DRAM */
+    if (L > Tw * colo_gpu_l2_rate(src)) L = Tw * colo_gpu_l2_rate(src); /* as for DRAM */
     w->l2_bytes = L > D ? L : D;
     /* What the L2 must hold for the kernel's hits: the operands a compute-bound kernel reuses
      * (about what it reads from DRAM); a streaming, memory-bound kernel hits on lines it has

@@ -1,13 +1,18 @@
-/* kernel_model.h: a kernel's work, decomposed from its traced duration into a compute part
- * (waves of blocks on SMs) and a memory part (bytes through L2 and DRAM), and its duration on
- * any GPU and SM count. Equations and parameters: docs/model.md, "Kernels". */
+/* kernel_model.h: a kernel's work, decomposed from its traced duration into a fixed part (launch
+ * dispatch and the latency floor no SM count or bandwidth shortens), a compute part (waves of
+ * blocks on SMs, at the peak rate of the kernel's math class) and a memory part (bytes through L2
+ * and DRAM), its duration on any GPU and SM count, and how it changes with the batch size.
+ * Equations and parameters: docs/model.md, "Kernels". */
 #ifndef COLO_KERNEL_MODEL_H
 #define COLO_KERNEL_MODEL_H
 
 #include "errors.h"
 #include "gpu.h"
+#include "kernel_class.h"
 #include "occupancy.h"
 #include "trace.h"
+
+#include <stdbool.h>
 
 /* Defaults used when a trace lacks DRAM or L2 byte counts (docs/model.md). */
 #define COLO_DRAM_SHARE_COMPUTE 0.1 /* compute-bound: moves 10 % of what bandwidth allows */
@@ -19,20 +24,32 @@
 #define COLO_L2_HIT_DEFAULT 0.5 /* L2 hit rate when l2_bytes is unknown: L2 bytes = 2 x DRAM */
 
 typedef struct colo_kernel_work {
-    unsigned long long blocks;
-    colo_occupancy_t occ; /* on the target GPU */
-    double wave_ns;       /* one wave of blocks on the target GPU, compute only */
-    double dram_bytes;    /* DRAM traffic with the L2 to itself */
-    double l2_bytes;      /* traffic between SMs and L2 */
-    double working_set;   /* bytes its L2 hits need kept in L2 (0: streaming) */
-    double per_sm_rate;   /* bytes/ns one SM of the target can move */
+    unsigned long long blocks; /* its grid (at this batch) */
+    colo_occupancy_t occ;  /* on the target GPU */
+    double wave_ns;        /* one wave of blocks on the target GPU, compute only */
+    double fixed_ns;       /* dispatch + floor: what no SM count or bandwidth shortens */
+    double dispatch_ns;    /* of which the stream's dispatch gap before the kernel */
+    double dram_bytes;     /* DRAM traffic with the L2 to itself */
+    double l2_bytes;       /* traffic between SMs and L2 */
+    double working_set;    /* bytes its L2 hits need kept in L2 (0: streaming) */
+    double per_sm_rate;    /* bytes/ns one SM of the target can move */
+    bool weight_bound;     /* streams its weights: its grid and bytes do not grow with the batch */
+    colo_math_t math;      /* the class it runs as on the target */
+    colo_math_t math_src;  /* and as on the GPU it was traced on */
 } colo_kernel_work_t;
 
-/* Decomposes kernel (traced on src) and places it on dst. Errors (COLO_ERANGE, with err naming
- * the trace and op index) when its block cannot be resident on src or dst at all. */
+/* Decomposes kernel (traced on src) and places it on dst, FP32 convolutions and matmuls running
+ * as fp32_math says on GPUs with TF32 tensor cores. Errors (COLO_ERANGE, with err naming the
+ * trace and op index) when its block cannot be resident on src or dst at all. */
 int colo_kernel_work(const colo_op_t *kernel, const colo_gpu_t *src, const colo_gpu_t *dst,
-                     colo_kernel_work_t *out, const char *trace_path, size_t op_index,
-                     colo_error_t *err);
+                     colo_fp32_math_t fp32_math, colo_kernel_work_t *out, const char *trace_path,
+                     size_t op_index, colo_error_t *err);
+
+/* The same kernel at f times its traced batch (f > 0), from its work w at the traced batch: its
+ * grid (rounded up) and its DRAM and L2 bytes grow by f, each block does the same work, the fixed
+ * part stays; a weight-bound kernel stays as it is (docs/model.md, "Batch size"). out may be w
+ * only when f is 1. */
+void colo_kernel_at_batch(const colo_kernel_work_t *w, double f, colo_kernel_work_t *out);
 
 /* Waves of blocks on sms SMs: ceil(blocks / (blocks per SM x sms)). */
 unsigned long long colo_kernel_waves(const colo_kernel_work_t *w, int sms);
@@ -48,11 +65,17 @@ double colo_kernel_compute_ns(const colo_kernel_work_t *w, int sms);
 double colo_kernel_memory_rate(const colo_kernel_work_t *w, int sms, double dram_rate);
 
 /* Duration alone on sms SMs with dram_rate bytes/ns and dram_bytes of traffic:
- * max(compute, dram_bytes / memory rate). */
+ * fixed + max(compute, dram_bytes / memory rate). */
 double colo_kernel_alone_ns(const colo_kernel_work_t *w, int sms, double dram_rate,
                             double dram_bytes);
 
-/* The kernel's duration alone on all of dst's SMs, DRAM and L2 bandwidth, rounded to >= 1 ns. */
+/* Duration alone at a place of sms SMs with dram_rate and l2_rate bytes/ns: as
+ * colo_kernel_alone_ns, and at least fixed + L2 bytes / l2_rate. */
+double colo_kernel_alone_at(const colo_kernel_work_t *w, int sms, double dram_rate,
+                            double l2_rate);
+
+/* The kernel's duration alone on all of dst's SMs, DRAM and L2 bandwidth, without the dispatch
+ * gap before it (what a profiler would report), rounded to >= 1 ns. */
 colo_time_t colo_kernel_duration(const colo_kernel_work_t *w, const colo_gpu_t *dst);
 
 /* Per-SM DRAM rate of gpu in bytes/ns (memory.per_sm_gbps). */

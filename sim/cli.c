@@ -9,6 +9,7 @@
 #include "import_kineto.h"
 #include "import_nsys.h"
 #include "import_orion.h"
+#include "layout.h"
 #include "live_plan.h"
 #include "live_run.h"
 #include "plot.h"
@@ -175,18 +176,37 @@ static const char usage_gpus[] =
     "datasheet's alone (docs/calibration.md).\n";
 
 static const char usage_trace[] =
-    "usage: colosim trace FILE\n"
+    "usage: colosim trace FILE [--classes] [--on GPU[,GPU...] [--partitions] [--batch N]\n"
+    "                          [--fp32-math pytorch|fp32|tf32] [--cuda-graphs]]\n"
+    "                          [--against REAL.json [--fp32-math P]]\n"
     "\n"
     "Validates a kernel trace (docs/traces.md) and prints what it holds: model, batch, the GPU\n"
-    "it was measured on, kernels and copies, total kernel time, and its provenance.\n";
+    "it was measured on, kernels and copies, total kernel time, its provenance, and its mix of\n"
+    "math classes (docs/model.md, \"Math classes\").\n"
+    "  --classes      every kernel name with its class and the rule of the table that gave it\n"
+    "  --on GPUS      the trace on other GPUs, one request alone: the sum of its kernels'\n"
+    "                 durations (what a profiler reports) and the request's time from start to\n"
+    "                 end (with launches and dispatch gaps)\n"
+    "  --partitions   with --on: also on each MIG profile (one instance alone) and under MPS\n"
+    "                 active-thread percentages 10 to 100, with throughput at saturation\n"
+    "  --batch N      run it at batch N (the kernel model scales each kernel: docs/model.md)\n"
+    "  --fp32-math P  how FP32 convolutions and matmuls run on TF32 GPUs (default pytorch)\n"
+    "  --cuda-graphs  a request is one CUDA graph launch\n"
+    "  --against REAL a trace of the same model measured elsewhere (another GPU, another batch):\n"
+    "                 predicts it from FILE and prints predicted against measured kernel time,\n"
+    "                 by math class, with the error\n";
 
 static const char usage_import[] =
     "usage: colosim import KIND FILE -o TRACE.json [--model NAME] [--batch N] [--gpu NAME]\n"
     "                      [--annotation TEXT [--occurrence N | --all]] [--ncu NCU.csv]\n"
+    "                      [--rows FIRST-LAST]\n"
     "\n"
     "Converts a profile into a colosim trace (docs/traces.md). KIND:\n"
-    "  orion   Orion (EuroSys'24) per-kernel CSV. Model and batch default to what the file\n"
-    "          name says (resnet50_4_fwd.csv: resnet50, 4); the GPU to v100-sxm2.\n"
+    "  orion   Orion (EuroSys'24) per-kernel CSV, with or without Block,Grid columns. Model\n"
+    "          and batch default to what the file name says (resnet50_4_fwd.csv: resnet50, 4);\n"
+    "          the GPU it was measured on to v100-sxm2 (give --gpu h100-sxm for Orion's H100\n"
+    "          profiles): SM_usage is the SMs a kernel needs on that GPU. --rows keeps only\n"
+    "          those data rows (1 is the row after the header), e.g. one forward pass.\n"
     "  kineto  PyTorch profiler Chrome trace (.json or .json.gz): kernels with launch shapes,\n"
     "          copies, host gaps. The GPU comes from deviceProperties; --annotation keeps only\n"
     "          the GPU work launched inside the N-th user annotation (record_function) whose\n"
@@ -744,10 +764,18 @@ static void print_gpu(const colo_gpu_t *g)
            "%d KB shared\n",
            g->sm.count, g->sm.clock_mhz, g->sm.max_threads, g->sm.max_warps, g->sm.max_blocks,
            g->sm.registers, g->sm.shared_bytes / 1024);
-    printf("  compute     FP32 %.1f TFLOPS, FP16 tensor (dense) %.1f TFLOPS, at %.0f MHz\n",
-           colo_gpu_sm_fp32_rate(g) * g->sm.count / 1e3,
-           colo_gpu_sm_tensor_rate(g) * g->sm.count / 1e3,
-           g->sm.clock_mhz);
+    printf("  compute     dense peak TFLOPS (TOPS for int8) by math class, per SM in GFLOP/s:\n"
+           "             ");
+    for (int m = COLO_MATH_FP32; m < COLO_MATH_CLASSES; m++) {
+        colo_math_t as = colo_gpu_math_runs_as(g, (colo_math_t)m);
+        if (as != (colo_math_t)m)
+            printf(" %s as %s;", colo_math_name((colo_math_t)m), colo_math_name(as));
+        else
+            printf(" %s %.1f (%.0f);", colo_math_name((colo_math_t)m),
+                   colo_gpu_math_rate(g, (colo_math_t)m) * g->sm.count / 1e3,
+                   colo_gpu_math_rate(g, (colo_math_t)m));
+    }
+    printf("\n");
     printf("  L2          %.1f MB in %d slices, %d partition%s, ", (double)g->l2.bytes / 1048576.0,
            g->l2.slices, g->l2.partitions, g->l2.partitions == 1 ? "" : "s");
     if (g->l2.bandwidth_gbps > 0)
@@ -764,7 +792,10 @@ static void print_gpu(const colo_gpu_t *g)
         printf("  host link   integrated (unified memory), copies ");
     printf("H2D %.1f GB/s, D2H %.1f GB/s, %.0f us per transfer, %d copy engines\n",
            g->pcie.h2d_gbps, g->pcie.d2h_gbps, g->pcie.latency_us, g->pcie.copy_engines);
-    printf("  launch      %.1f us host, %.1f us to start\n", g->launch.host_us, g->launch.start_us);
+    printf("  launch      %.2f us host per launch (%.2f in a CUDA graph), %.2f us to start, "
+           "%.2f us between kernels of a stream; kernel floor %.3f us\n",
+           g->launch.host_us, g->launch.graph_us, g->launch.start_us, g->launch.dispatch_us,
+           g->launch.floor_us);
     printf("  time slice  default %.0f us, short %.0f, medium %.0f, long %.0f; switch %.0f us\n",
            (double)g->timeslice.default_ns / 1e3, (double)g->timeslice.short_ns / 1e3,
            (double)g->timeslice.medium_ns / 1e3, (double)g->timeslice.long_ns / 1e3,
@@ -846,22 +877,227 @@ static int cmd_gpus(int argc, char **argv)
     return status;
 }
 
+/* Per math class: kernels and their time in trace t. */
+static void print_class_mix(const colo_trace_t *t)
+{
+    size_t n[COLO_MATH_CLASSES] = {0}, cudnn[COLO_MATH_CLASSES] = {0},
+           cublas[COLO_MATH_CLASSES] = {0};
+    colo_time_t time[COLO_MATH_CLASSES] = {0};
+    for (size_t i = 0; i < t->n_ops; i++) {
+        const colo_op_t *op = &t->ops[i];
+        if (op->type != COLO_OP_KERNEL) continue;
+        n[op->cls.math]++;
+        time[op->cls.math] += op->duration;
+        cudnn[op->cls.math] += op->cls.kind == COLO_KIND_CUDNN;
+        cublas[op->cls.math] += op->cls.kind == COLO_KIND_CUBLAS;
+    }
+    printf("  math classes (--classes lists each kernel's rule):\n");
+    for (int m = COLO_MATH_MEMORY; m < COLO_MATH_CLASSES; m++) {
+        if (!n[m]) continue;
+        printf("    %-7s %5zu kernels %9.3f ms %5.1f %%", colo_math_name((colo_math_t)m), n[m],
+               COLO_TO_MS(time[m]), 100.0 * (double)time[m] / (double)t->kernel_time);
+        if (cudnn[m] || cublas[m])
+            printf("  (%zu cuDNN convolutions/RNNs, %zu cuBLAS matmuls)", cudnn[m], cublas[m]);
+        printf("\n");
+    }
+}
+
+/* Each distinct kernel name once: its class, kind, the rule that gave it, count and time. */
+static void print_classes(const colo_trace_t *t)
+{
+    static const char *const kinds[] = {"other", "cuDNN", "cuBLAS"};
+    printf("  %-7s %-6s %6s %10s  %-28s %s\n", "class", "kind", "count", "ms", "rule", "kernel");
+    for (size_t i = 0; i < t->n_ops; i++) {
+        const colo_op_t *op = &t->ops[i];
+        if (op->type != COLO_OP_KERNEL) continue;
+        bool seen = false;
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = t->ops[j].type == COLO_OP_KERNEL && strcmp(t->ops[j].name, op->name) == 0;
+        if (seen) continue;
+        size_t count = 0;
+        colo_time_t time = 0;
+        for (size_t j = i; j < t->n_ops; j++)
+            if (t->ops[j].type == COLO_OP_KERNEL && strcmp(t->ops[j].name, op->name) == 0) {
+                count++;
+                time += t->ops[j].duration;
+            }
+        printf("  %-7s %-6s %6zu %10.3f  %-28.28s %s\n", colo_math_name(op->cls.math),
+               kinds[op->cls.kind], count, COLO_TO_MS(time), op->cls.rule, op->name);
+    }
+}
+
+/* One place of gpu: a row of the --on table. */
+static int print_place(const colo_tenant_cfg_t *c, const colo_gpu_t *g, const char *label,
+                       colo_place_rates_t pr, int batch, double whole, colo_error_t *err)
+{
+    colo_time_t req, ker;
+    int rc = colo_request_time(c, g, pr, batch, &req, &ker, err);
+    if (rc) return rc;
+    printf("    %-16s %4d %11.3f %11.3f %13.1f %9.2f\n", label, pr.sms, COLO_TO_MS(ker),
+           COLO_TO_MS(req), batch / COLO_TO_S(req), whole > 0 ? COLO_TO_MS(req) / whole : 1.0);
+    return 0;
+}
+
+/* The trace on gpu_name: whole GPU, and with partitions each MIG profile and MPS percentage. */
+static int trace_on(colo_trace_t *t, const char *gpu_name, bool partitions, int batch,
+                    colo_fp32_math_t fp32, bool graphs, colo_error_t *err)
+{
+    colo_gpu_t *src = NULL, *g = NULL;
+    int rc = colo_gpu_open(t->gpu, NULL, NULL, &src, t->path, t->gpu_line, "gpu", err);
+    if (!rc) rc = colo_gpu_open(gpu_name, NULL, NULL, &g, "--on", 0, NULL, err);
+    colo_variant_t v = {t, src, t->path, false};
+    colo_tenant_cfg_t c;
+    memset(&c, 0, sizeof c);
+    c.trace = t;
+    c.trace_gpu = src;
+    c.n_variants = 1;
+    c.variants = &v;
+    c.instances = 1;
+    c.cuda_graphs = graphs;
+    c.fp32_math = fp32;
+    c.max_batch = batch; /* a batch of that many samples */
+    int b = batch ? batch : t->batch;
+    if (!rc) {
+        printf("  on %s (%s%s), batch %d, one request alone:\n", g->name,
+               colo_fp32_math_name(fp32), graphs ? ", CUDA graphs" : "", b);
+        printf("    %-16s %4s %11s %11s %13s %9s\n", "place", "SMs", "kernels ms", "request ms",
+               "samples/s", "x whole");
+        colo_place_rates_t whole = colo_place_rates_of(g, NULL, 0);
+        colo_time_t req;
+        rc = colo_request_time(&c, g, whole, batch, &req, NULL, err);
+        if (!rc) rc = print_place(&c, g, "whole GPU", whole, b, 0, err);
+        for (size_t i = 0; partitions && !rc && i < g->mig.n_profiles; i++) {
+            const colo_mig_profile_t *p = &g->mig.profiles[i];
+            if (p->media) continue; /* the same SMs as the profile without +me */
+            char label[64];
+            snprintf(label, sizeof label, "MIG %s", p->name);
+            rc = print_place(&c, g, label, colo_place_rates_of(g, p, 0), b, COLO_TO_MS(req), err);
+        }
+        for (int pct = 10; partitions && !rc && pct <= 100; pct += 10) {
+            char label[64];
+            snprintf(label, sizeof label, "MPS %d %%", pct);
+            int cap = colo_layout_mps_cap(g, g->sm.count, pct);
+            rc = print_place(&c, g, label, colo_place_rates_of(g, NULL, cap), b, COLO_TO_MS(req),
+                             err);
+        }
+    }
+    colo_gpu_free(src);
+    colo_gpu_free(g);
+    return rc;
+}
+
+/* Predicts trace real (its GPU, its batch) from trace t and prints predicted against measured
+ * kernel time by math class (of t's kernels) and in all. */
+static int trace_against(colo_trace_t *t, const char *real_path, colo_fp32_math_t fp32,
+                         colo_error_t *err)
+{
+    colo_trace_t *real = NULL;
+    colo_gpu_t *src = NULL, *dst = NULL;
+    int rc = colo_trace_load(real_path, &real, err);
+    if (!rc) rc = colo_gpu_open(t->gpu, NULL, NULL, &src, t->path, t->gpu_line, "gpu", err);
+    if (!rc) rc = colo_gpu_open(real->gpu, NULL, NULL, &dst, real->path, real->gpu_line, "gpu", err);
+    if (rc) goto out;
+    double pred[COLO_MATH_CLASSES] = {0}, meas[COLO_MATH_CLASSES] = {0}, p_all = 0;
+    double f = (double)real->batch / (double)t->batch;
+    colo_place_rates_t whole = colo_place_rates_of(dst, NULL, 0);
+    for (size_t i = 0; i < t->n_ops && !rc; i++) {
+        if (t->ops[i].type != COLO_OP_KERNEL) continue;
+        colo_kernel_work_t w, wb;
+        if ((rc = colo_kernel_work(&t->ops[i], src, dst, fp32, &w, t->path, i, err))) break;
+        colo_kernel_at_batch(&w, f, &wb);
+        double d = colo_kernel_alone_at(&wb, whole.sms, whole.dram_rate, whole.l2_rate) -
+                   wb.dispatch_ns;
+        pred[t->ops[i].cls.math] += d;
+        p_all += d;
+    }
+    for (size_t i = 0; i < real->n_ops; i++)
+        if (real->ops[i].type == COLO_OP_KERNEL)
+            meas[real->ops[i].cls.math] += (double)real->ops[i].duration;
+    if (rc) goto out;
+    double m_all = (double)real->kernel_time;
+    printf("  %s predicted from it (%s on %s at batch %d, fp32_math %s):\n", real_path, t->model,
+           dst->name, real->batch, colo_fp32_math_name(fp32));
+    printf("    %-8s %12s %12s %8s\n", "class", "predicted ms", "measured ms", "error");
+    for (int m = COLO_MATH_MEMORY; m < COLO_MATH_CLASSES; m++)
+        if (pred[m] > 0 || meas[m] > 0)
+            printf("    %-8s %12.3f %12.3f %7.1f%%\n", colo_math_name((colo_math_t)m), pred[m] / 1e6,
+                   meas[m] / 1e6, meas[m] > 0 ? 100 * (pred[m] - meas[m]) / meas[m] : 0.0);
+    printf("    %-8s %12.3f %12.3f %7.1f%%\n", "all", p_all / 1e6, m_all / 1e6,
+           100 * (p_all - m_all) / m_all);
+    printf("    (classes as FILE's kernels are named where it was traced; REAL's by its own names)\n");
+out:
+    colo_trace_free(real);
+    colo_gpu_free(src);
+    colo_gpu_free(dst);
+    return rc;
+}
+
 static int cmd_trace(int argc, char **argv)
 {
-    if (argc == 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
-        fputs(usage_trace, stdout);
-        return 0;
+    static const struct option longopts[] = {
+        {"classes", no_argument, NULL, 'c'},     {"on", required_argument, NULL, 'g'},
+        {"partitions", no_argument, NULL, 'p'},  {"batch", required_argument, NULL, 'b'},
+        {"fp32-math", required_argument, NULL, 'f'}, {"cuda-graphs", no_argument, NULL, 'G'},
+        {"against", required_argument, NULL, 'a'}, {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *against = NULL;
+    bool classes = false, partitions = false, graphs = false;
+    const char *on = NULL;
+    long batch = 0;
+    colo_fp32_math_t fp32 = COLO_FP32_PYTORCH;
+    int ch;
+    optind = 1;
+    opterr = 0;
+    while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        char *end;
+        switch (ch) {
+        case 'c':
+            classes = true;
+            break;
+        case 'g':
+            on = optarg;
+            break;
+        case 'p':
+            partitions = true;
+            break;
+        case 'G':
+            graphs = true;
+            break;
+        case 'a':
+            against = optarg;
+            break;
+        case 'b':
+            batch = strtol(optarg, &end, 10);
+            if (*end || batch < 1 || batch > COLO_MAX_BATCH)
+                return usage_error(usage_trace, "--batch takes 1 to %d, not '%s'", COLO_MAX_BATCH,
+                                   optarg);
+            break;
+        case 'f':
+            if ((fp32 = colo_fp32_math_parse(optarg)) == COLO_FP32_POLICIES)
+                return usage_error(usage_trace, "--fp32-math is pytorch, fp32 or tf32, not '%s'",
+                                   optarg);
+            break;
+        case 'h':
+            fputs(usage_trace, stdout);
+            return 0;
+        default:
+            return usage_error(usage_trace, "unknown or incomplete option '%s'", argv[optind - 1]);
+        }
     }
-    if (argc != 2) return usage_error(usage_trace, "%s", "exactly one trace FILE, please");
+    if (argc - optind != 1) return usage_error(usage_trace, "%s", "exactly one trace FILE, please");
+    if (!on && (partitions || batch || graphs))
+        return usage_error(usage_trace, "%s", "--partitions, --batch and --cuda-graphs go with --on");
     colo_error_t err;
     colo_error_clear(&err);
     colo_trace_t *t;
-    int rc = colo_trace_load(argv[1], &t, &err);
+    const char *file = argv[optind];
+    int rc = colo_trace_load(file, &t, &err);
     if (rc) {
         print_error(&err);
         return exit_for(rc);
     }
-    printf("%s: %s, batch %d, measured on %s\n", argv[1], t->model, t->batch, t->gpu);
+    printf("%s: %s, batch %d, measured on %s\n", file, t->model, t->batch, t->gpu);
     printf("  %zu kernels, %.3f ms of kernel time; %zu copies (%lld bytes H2D, %lld bytes D2H)\n",
            t->n_kernels, COLO_TO_MS(t->kernel_time), t->n_copies, t->copy_bytes[COLO_COPY_H2D],
            t->copy_bytes[COLO_COPY_D2H]);
@@ -873,8 +1109,17 @@ static int cmd_trace(int argc, char **argv)
         printf("  %-12s %s\n", k, json_is_string(v) ? json_string_value(v) : s ? s : "?");
         colo_free(s);
     }
+    print_class_mix(t);
+    if (classes) print_classes(t);
+    char list[1024];
+    snprintf(list, sizeof list, "%s", on ? on : "");
+    char *save = NULL;
+    for (char *g = strtok_r(list, ",", &save); g && !rc; g = strtok_r(NULL, ",", &save))
+        rc = trace_on(t, g, partitions, (int)batch, fp32, graphs, &err);
+    if (!rc && against) rc = trace_against(t, against, fp32, &err);
+    if (rc) print_error(&err);
     colo_trace_free(t);
-    return 0;
+    return rc ? exit_for(rc) : 0;
 }
 
 /* Where import writes its i-th trace: OUT, or with --all OUT/MODEL_00N.json. */
@@ -899,10 +1144,12 @@ static int cmd_import(int argc, char **argv)
         {"occurrence", required_argument, NULL, 'n'},
         {"all", no_argument, NULL, 'A'},
         {"ncu", required_argument, NULL, 'N'},
+        {"rows", required_argument, NULL, 'r'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *out = NULL, *model = NULL, *gpu = NULL, *annotation = NULL, *ncu = NULL;
+    colo_orion_rows_t rows = {0, 0};
     long batch = 0, occurrence = 1;
     int all = 0;
     int c;
@@ -928,6 +1175,13 @@ static int cmd_import(int argc, char **argv)
             break;
         case 'N':
             ncu = optarg;
+            break;
+        case 'r':
+            rows.first = strtol(optarg, &end, 10);
+            rows.last = *end == '-' ? strtol(end + 1, &end, 10) : -1;
+            if (*end || rows.first < 1 || rows.last < rows.first)
+                return usage_error(usage_import, "--rows takes FIRST-LAST (from 1), not '%s'",
+                                   optarg);
             break;
         case 'b':
         case 'n': {
@@ -977,12 +1231,13 @@ static int cmd_import(int argc, char **argv)
             return usage_error(usage_import,
                                "cannot tell model and batch from '%s': give --model and --batch",
                                in);
-        colo_gpu_t *g;
-        rc = colo_gpu_open(gpu, NULL, NULL, &g, "--gpu", 0, NULL, &err);
-        colo_gpu_free(g);
+        colo_gpu_t *g = NULL;
+        rc = colo_gpu_open(gpu, NULL, "none", &g, "--gpu", 0, NULL, &err);
         if (!rc && !(ts = colo_calloc(1, sizeof *ts))) rc = COLO_ENOMEM;
-        if (!rc && !(rc = colo_import_orion(in, model, (int)batch, gpu, &ts[0], &err))) nt = 1;
+        if (!rc && !(rc = colo_import_orion(in, model, (int)batch, g, &rows, &ts[0], &err))) nt = 1;
+        colo_gpu_free(g);
     } else {
+        if (rows.first) return usage_error(usage_import, "%s", "--rows is for orion profiles");
         colo_kineto_opts_t ko = {model, (int)batch, gpu, annotation, all ? 0 : (int)occurrence};
         if (!strcmp(kind, "capture")) {
             rc = colo_import_capture(in, &ko, &ts, &nt, &err);

@@ -2,6 +2,7 @@
 #include "import_orion.h"
 #include "alloc.h"
 #include "csv.h"
+#include "occupancy.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -10,9 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { COL_NAME, COL_PROFILE, COL_MEMORY, COL_SM_USAGE, COL_DURATION, N_COLS };
-static const char *const col_names[N_COLS] = {"Name", "Profile", "Memory_footprint", "SM_usage",
-                                              "Duration"};
+enum { COL_NAME, COL_PROFILE, COL_MEMORY, COL_SM_USAGE, COL_DURATION, COL_BLOCK, COL_GRID, N_COLS };
+#define N_REQUIRED COL_BLOCK /* Block and Grid: only in Orion's newer format */
+static const char *const col_names[N_COLS] = {"Name",     "Profile", "Memory_footprint", "SM_usage",
+                                              "Duration", "Block",   "Grid"};
 
 static int parse_num(const char *s, double *v)
 {
@@ -28,12 +30,45 @@ static int parse_num(const char *s, double *v)
     return 0;
 }
 
-static int read_rows(FILE *f, const char *path, colo_trace_t *t, colo_error_t *err)
+/* The kernel of one row: its grid and block, and the blocks per SM that make it need sms SMs
+ * of gpu (0 when its block size alone gives that). */
+static int shape(const colo_gpu_t *gpu, double sms, double block, double grid, colo_op_t *op,
+                 const char *path, int lineno, colo_error_t *err)
+{
+    op->grid[1] = op->grid[2] = 1;
+    if (block > 0 && grid > 0) { /* recorded: use them */
+        if (block > 1024 || block != floor(block) || grid > 2147483647.0 || grid != floor(grid))
+            return colo_error_set(err, COLO_ERANGE, path, lineno, block > 1024 ? "Block" : "Grid",
+                                  "must be a whole number of threads (at most 1024) and of blocks");
+        if (sms > grid)
+            return colo_error_set(err, COLO_ERANGE, path, lineno, "SM_usage",
+                                  "%g SMs for %g blocks: a kernel needs no more SMs than blocks",
+                                  sms, grid);
+        op->grid[0] = (unsigned)grid;
+        op->block[0] = (unsigned)block;
+        op->block[1] = op->block[2] = 1;
+        int occ = colo_occupancy(gpu, (unsigned)block, -1, -1).blocks_per_sm;
+        if (occ > 0 && ceil(grid / occ) < sms) /* registers or shared memory held it lower */
+            op->blocks_per_sm = (int)ceil(grid / sms);
+        return 0;
+    }
+    /* not recorded: sms SMs' worth of 256-thread blocks (the block colosim assumes) */
+    int occ = colo_occupancy(gpu, COLO_DEFAULT_BLOCK_THREADS, -1, -1).blocks_per_sm;
+    if (sms * occ > 2147483647.0)
+        return colo_error_set(err, COLO_ERANGE, path, lineno, "SM_usage", "%g SMs is too many",
+                              sms);
+    op->grid[0] = (unsigned)(sms * occ);
+    return 0;
+}
+
+static int read_rows(FILE *f, const char *path, const colo_gpu_t *gpu,
+                     const colo_orion_rows_t *rows, colo_trace_t *t, colo_error_t *err)
 {
     char *line = NULL;
     size_t cap = 0;
     int col_of[N_COLS];
     int lineno = 0, rc = 0;
+    long row = 0;
     char *fields[16];
     for (int c = 0; c < N_COLS; c++)
         col_of[c] = -1;
@@ -53,11 +88,16 @@ static int read_rows(FILE *f, const char *path, colo_trace_t *t, colo_error_t *e
             for (int i = 0; i < n && i < 15; i++)
                 for (int c = 0; c < N_COLS; c++)
                     if (strcmp(fields[i], col_names[c]) == 0) col_of[c] = i;
-            for (int c = 0; c < N_COLS && !rc; c++)
+            for (int c = 0; c < N_REQUIRED && !rc; c++)
                 if (col_of[c] < 0)
                     rc = colo_error_set(err, COLO_EPARSE, path, lineno, col_names[c],
                                         "column missing from the header (an Orion profile has "
-                                        "Name,Profile,Memory_footprint,SM_usage,Duration)");
+                                        "Name,Profile,Memory_footprint,SM_usage,Duration and "
+                                        "may add Block,Grid)");
+            if (!rc && (col_of[COL_BLOCK] < 0) != (col_of[COL_GRID] < 0))
+                rc = colo_error_set(err, COLO_EPARSE, path, lineno,
+                                    col_of[COL_BLOCK] < 0 ? "Block" : "Grid",
+                                    "column missing: Block and Grid come together");
             if (rc) break;
             continue;
         }
@@ -65,8 +105,11 @@ static int read_rows(FILE *f, const char *path, colo_trace_t *t, colo_error_t *e
             rc = colo_error_set(err, COLO_EPARSE, path, lineno, NULL, "no header line");
             break;
         }
+        row++;
+        if (rows && rows->first > 0 && (row < rows->first || row > rows->last)) continue;
         double v[N_COLS] = {0};
         for (int c = 0; c < N_COLS && !rc; c++) {
+            if (col_of[c] < 0) continue; /* Block and Grid in the old format */
             if (col_of[c] >= n) {
                 rc = colo_error_set(err, COLO_EPARSE, path, lineno, col_names[c],
                                     "missing: the row has %d fields", n);
@@ -82,7 +125,7 @@ static int read_rows(FILE *f, const char *path, colo_trace_t *t, colo_error_t *e
         else if (v[COL_SM_USAGE] < 1 || v[COL_SM_USAGE] > 2147483647.0 ||
                  v[COL_SM_USAGE] != floor(v[COL_SM_USAGE]))
             rc = colo_error_set(err, COLO_ERANGE, path, lineno, "SM_usage",
-                                "must be a positive whole number of blocks (got %g)",
+                                "must be a positive whole number of SMs (got %g)",
                                 v[COL_SM_USAGE]);
         else if (!(v[COL_DURATION] >= 1) || v[COL_DURATION] > 1e15)
             rc = colo_error_set(err, COLO_ERANGE, path, lineno, "Duration",
@@ -91,13 +134,16 @@ static int read_rows(FILE *f, const char *path, colo_trace_t *t, colo_error_t *e
             rc = colo_error_set(err, COLO_ERANGE, path, lineno, "Profile",
                                 "must be 1 (compute), 0 (memory) or -1 (unknown), got %g",
                                 v[COL_PROFILE]);
+        else if (v[COL_BLOCK] < 0 || v[COL_GRID] < 0)
+            rc = colo_error_set(err, COLO_ERANGE, path, lineno, v[COL_BLOCK] < 0 ? "Block" : "Grid",
+                                "must not be negative (0: not recorded)");
         if (rc) break;
         colo_op_t op;
         memset(&op, 0, sizeof op);
         op.type = COLO_OP_KERNEL;
         op.name = (char *)name;
-        op.grid[0] = (unsigned)v[COL_SM_USAGE];
-        op.grid[1] = op.grid[2] = 1;
+        if ((rc = shape(gpu, v[COL_SM_USAGE], v[COL_BLOCK], v[COL_GRID], &op, path, lineno, err)))
+            break;
         op.registers = op.shared_bytes = -1;
         op.dram_bytes = op.l2_bytes = op.flops = -1;
         op.duration = colo_time_from_ns(v[COL_DURATION]);
@@ -111,38 +157,51 @@ static int read_rows(FILE *f, const char *path, colo_trace_t *t, colo_error_t *e
     }
     free(line);
     if (!rc && ferror(f)) rc = colo_error_set(err, COLO_EIO, path, lineno, NULL, "read error");
-    if (!rc && t->n_ops == 0)
+    if (!rc && t->n_ops == 0 && rows && rows->first > 0)
+        rc = colo_error_set(err, COLO_EPARSE, path, lineno, NULL,
+                            "no kernel rows in rows %ld-%ld (the file has %ld)", rows->first,
+                            rows->last, row);
+    else if (!rc && t->n_ops == 0)
         rc = colo_error_set(err, COLO_EPARSE, path, lineno, NULL, "no kernel rows");
     return rc;
 }
 
-int colo_import_orion(const char *csv_path, const char *model, int batch, const char *gpu,
-                      colo_trace_t **out, colo_error_t *err)
+int colo_import_orion(const char *csv_path, const char *model, int batch, const colo_gpu_t *gpu,
+                      const colo_orion_rows_t *rows, colo_trace_t **out, colo_error_t *err)
 {
     *out = NULL;
     FILE *f = fopen(csv_path, "r");
     if (!f)
         return colo_error_set(err, COLO_EIO, csv_path, 0, NULL, "cannot open: %s", strerror(errno));
-    colo_trace_t *t = colo_trace_new(model, batch, gpu);
-    int rc = t ? read_rows(f, csv_path, t, err)
+    colo_trace_t *t = colo_trace_new(model, batch, gpu->name);
+    int rc = t ? read_rows(f, csv_path, gpu, rows, t, err)
                : colo_error_set(err, COLO_ENOMEM, csv_path, 0, NULL, "out of memory");
     fclose(f);
     if (!rc) {
         const char *base = strrchr(csv_path, '/');
         base = base ? base + 1 : csv_path;
-        char src[512];
+        char src[512], notes[1024];
         snprintf(src, sizeof src,
                  "Orion (Strati et al., EuroSys'24) per-kernel inference profile %s", base);
+        if (rows && rows->first > 0)
+            snprintf(src + strlen(src), sizeof src - strlen(src), ", data rows %ld-%ld",
+                     rows->first, rows->last);
+        int occ = colo_occupancy(gpu, COLO_DEFAULT_BLOCK_THREADS, -1, -1).blocks_per_sm;
+        snprintf(notes, sizeof notes,
+                 "durations from Nsight Compute (kernels one at a time); SM_usage is the SMs a "
+                 "kernel needs (Orion's get_num_blocks.py): grid and block from Block,Grid where "
+                 "recorded (blocks_per_sm where registers or shared memory held it lower), "
+                 "elsewhere SM_usage x %d blocks of 256 threads (%d fit an SM of %s); class from "
+                 "Profile; Orion's Conv rows sum a convolution's cuDNN kernels; registers, "
+                 "shared memory, copies and host gaps were not recorded",
+                 occ, occ, gpu->name);
         int bad = json_object_set_new(t->provenance, "source", json_string(src));
-        bad |= json_object_set_new(t->provenance, "measured_on", json_string(gpu));
+        bad |= json_object_set_new(t->provenance, "measured_on", json_string(gpu->name));
         bad |= json_object_set_new(t->provenance, "license",
                                    json_string("MIT, Copyright (c) 2023 - present ETH Zurich"));
         bad |=
             json_object_set_new(t->provenance, "converted_by", json_string("colosim import orion"));
-        bad |= json_object_set_new(
-            t->provenance, "notes",
-            json_string("grid = SM_usage (thread blocks); class from Profile; block size, "
-                        "registers, shared memory, copies and host gaps were not recorded"));
+        bad |= json_object_set_new(t->provenance, "notes", json_string(notes));
         if (bad) rc = colo_error_set(err, COLO_ENOMEM, csv_path, 0, NULL, "out of memory");
     }
     return colo_trace_finish(t, rc, out);

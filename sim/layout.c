@@ -69,12 +69,18 @@ static int mps_server(const colo_cfg_reader_t *r, const config_setting_t *root, 
                                       cursor - first, gran, where, sms);
             continue;
         }
-        /* rounded down to what the hardware can mask (DS: MPS docs; 2-SM TPCs, INF) */
-        int cap = t->active_thread_percentage * sms / 100 / gran * gran;
-        if (cap < gran) cap = gran;
-        t->sm_cap = cap < sms ? cap : 0;
+        t->sm_cap = colo_layout_mps_cap(g, sms, t->active_thread_percentage);
     }
     return 0;
+}
+
+int colo_layout_mps_cap(const colo_gpu_t *g, int sms, int percentage)
+{
+    /* rounded down to what the hardware can mask (DS: MPS docs; 2-SM TPCs, INF) */
+    int gran = g->mps.sm_granularity;
+    int cap = percentage * sms / 100 / gran * gran;
+    if (cap < gran) cap = gran;
+    return cap < sms ? cap : 0;
 }
 
 static int green(const colo_cfg_reader_t *r, const config_setting_t *root, colo_scenario_t *sc)

@@ -16,4 +16,9 @@ int colo_layout_resolve(const colo_cfg_reader_t *r, const config_setting_t *root
  * which n fit. Returns the profile, or NULL when n > 7 or the GPU has no MIG. */
 const colo_mig_profile_t *colo_layout_auto_mig_profile(const colo_gpu_t *gpu, size_t n);
 
+/* The SMs an MPS client's kernels may use out of sms when its active thread percentage is
+ * percentage: rounded down to the GPU's masking granularity, at least one unit; 0 when that is
+ * all of them (no cap). */
+int colo_layout_mps_cap(const colo_gpu_t *g, int sms, int percentage);
+
 #endif

@@ -80,6 +80,8 @@ static json_t *tenant_json(const colo_sim_t *sim, const colo_tenant_run_t *t)
     if (o && (json_object_set_new(o, "goodput_rps",
                                   c->slo > 0 ? json_real((double)t->slo_met / COLO_TO_S(window))
                                              : json_null()) ||
+              json_object_set_new(o, "instances", json_integer(t->n_streams)) ||
+              json_object_set_new(o, "instances_busy_max", json_integer(t->peak_busy)) ||
               json_object_set_new(o, "queue_ms_mean", json_real(t->queue_ns / done / 1e6)) ||
               json_object_set_new(o, "execution_ms_mean", json_real(t->exec_ns / done / 1e6)))) {
         json_decref(o);

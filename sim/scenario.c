@@ -204,11 +204,25 @@ static int read_variant(const colo_cfg_reader_t *r, const config_setting_t *at, 
     for (size_t k = 0; k < v->trace->n_ops; k++) {
         colo_kernel_work_t w;
         if (v->trace->ops[k].type == COLO_OP_KERNEL &&
-            (rc = colo_kernel_work(&v->trace->ops[k], v->gpu, sc->gpu, &w, v->trace->path, k,
-                                   r->err)))
+            (rc = colo_kernel_work(&v->trace->ops[k], v->gpu, sc->gpu, COLO_FP32_PYTORCH, &w,
+                                   v->trace->path, k, r->err)))
             return rc;
     }
     return 0;
+}
+
+/* Whether two traces have the same ops in the same order (kernels by name): their kernels can
+ * be interpolated one by one between the two batch sizes. */
+static bool same_ops(const colo_trace_t *a, const colo_trace_t *b)
+{
+    if (a->n_ops != b->n_ops) return false;
+    for (size_t i = 0; i < a->n_ops; i++) {
+        const colo_op_t *x = &a->ops[i], *y = &b->ops[i];
+        if (x->type != y->type || (x->type == COLO_OP_KERNEL && strcmp(x->name, y->name) != 0) ||
+            (x->type == COLO_OP_COPY && x->dir != y->dir))
+            return false;
+    }
+    return true;
 }
 
 /* trace = "FILE"; or traces = ( "FILE", ... ) for the same model at several batch sizes. */
@@ -255,6 +269,8 @@ static int read_variants(const colo_cfg_reader_t *r, const config_setting_t *t, 
                 tc->variants[j] = tc->variants[j - 1];
                 tc->variants[j - 1] = tmp;
             }
+        for (size_t k = 1; k < tc->n_variants && !rc; k++)
+            tc->variants[k].aligned = same_ops(tc->variants[k - 1].trace, tc->variants[k].trace);
     }
     if (rc) return rc;
     tc->trace = tc->variants[0].trace;
@@ -276,12 +292,9 @@ static int read_batching(const colo_cfg_reader_t *r, const config_setting_t *t,
         if ((rc = colo_cfg_check_keys(r, b, keys)) ||
             (rc = colo_cfg_int(r, b, "max_batch", POS, &v)))
             return rc;
-        int largest = tc->variants[tc->n_variants - 1].trace->batch;
-        if (v > largest)
+        if (v > COLO_MAX_BATCH)
             return colo_cfg_error(r, config_setting_get_member(b, "max_batch"), COLO_ERANGE,
-                                  "%lld is more than the largest traced batch (%d): add a trace "
-                                  "of that batch size to traces",
-                                  v, largest);
+                                  "%lld: at most %d", v, COLO_MAX_BATCH);
         tc->max_batch = (int)v;
         ms = 0;
         if ((rc = colo_cfg_double(r, b, "max_delay_ms", COLO_CFG_NONNEG, &ms)) < 0) return rc;
@@ -298,6 +311,29 @@ static int read_batching(const colo_cfg_reader_t *r, const config_setting_t *t,
         return colo_cfg_error(r, config_setting_get_member(t, "deadline_ms"), COLO_ERANGE,
                               "too long");
     tc->deadline = colo_time_from_ns(ms * 1e6);
+    return 0;
+}
+
+/* instances = N; cuda_graphs = true; fp32_math = "pytorch" | "fp32" | "tf32" */
+static int read_execution(const colo_cfg_reader_t *r, const config_setting_t *t,
+                          colo_tenant_cfg_t *tc)
+{
+    long long v = 1;
+    int rc = colo_cfg_int(r, t, "instances", COLO_CFG_POSITIVE, &v);
+    if (rc < 0) return rc;
+    if (v > COLO_MAX_INSTANCES)
+        return colo_cfg_error(r, config_setting_get_member(t, "instances"), COLO_ERANGE,
+                              "%lld requests in flight: at most %d", v, COLO_MAX_INSTANCES);
+    tc->instances = (int)v;
+    if ((rc = colo_cfg_bool(r, t, "cuda_graphs", 0, &tc->cuda_graphs)) < 0) return rc;
+    const char *m = NULL;
+    if ((rc = colo_cfg_string(r, t, "fp32_math", 0, &m)) < 0) return rc;
+    tc->fp32_math = COLO_FP32_PYTORCH;
+    if (m && (tc->fp32_math = colo_fp32_math_parse(m)) == COLO_FP32_POLICIES)
+        return colo_cfg_error(r, config_setting_get_member(t, "fp32_math"), COLO_EINVAL,
+                              "'%s': use \"pytorch\" (PyTorch's defaults: convolutions on TF32, "
+                              "matmuls in FP32), \"fp32\" or \"tf32\"",
+                              m);
     return 0;
 }
 
@@ -320,6 +356,9 @@ static int read_tenant(const colo_cfg_reader_t *r, const config_setting_t *t, co
                                        "deadline_ms",
                                        "class",
                                        "command",
+                                       "instances",
+                                       "cuda_graphs",
+                                       "fp32_math",
                                        NULL};
     colo_tenant_cfg_t *tc = &sc->tenants[i];
     if (!config_setting_is_group(t))
@@ -403,7 +442,7 @@ static int read_tenant(const colo_cfg_reader_t *r, const config_setting_t *t, co
         return colo_cfg_error(r, config_setting_get_member(t, "command"), COLO_EINVAL,
                               "an empty command: leave the key out for synthetic kernels");
     if (cmd && !(tc->command = colo_strdup(cmd))) return COLO_ENOMEM;
-    return 0;
+    return read_execution(r, t, tc);
 }
 
 /* faults = ( { tenant = "a"; at_s = 10.0; }, ... ); */

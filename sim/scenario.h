@@ -13,6 +13,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#define COLO_MAX_BATCH 65536   /* requests in one batch */
+#define COLO_MAX_INSTANCES 64  /* requests in flight at once per tenant */
+
 typedef enum {
     COLO_SHARE_TIMESLICE,
     COLO_SHARE_MPS,
@@ -40,6 +43,7 @@ typedef struct colo_variant {
     const colo_trace_t *trace; /* borrowed from the scenario's trace table */
     const colo_gpu_t *gpu;     /* the GPU it was measured on (borrowed, ditto) */
     char *path;
+    bool aligned; /* has the same ops, in order and by name, as the variant before it */
 } colo_variant_t;
 
 typedef struct colo_tenant_cfg {
@@ -54,6 +58,10 @@ typedef struct colo_tenant_cfg {
     /* traces by batch size, ascending; variants[0] is also trace/trace_gpu/trace_path */
     size_t n_variants;
     colo_variant_t *variants;
+    /* how it runs its kernels */
+    int instances;                /* requests in flight at once, each on its own stream */
+    bool cuda_graphs;             /* a request is one CUDA graph launch */
+    colo_fp32_math_t fp32_math;   /* FP32 convolutions and matmuls on TF32 tensor cores */
     /* dynamic batching: requests are samples, up to max_batch run together (0: off) */
     int max_batch;
     colo_time_t max_delay; /* the oldest waits at most this for a batch to fill */

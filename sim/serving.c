@@ -1,4 +1,5 @@
-/* serving.c: tenants, requests, execution domains, faults and the run loop. */
+/* serving.c: tenants, their instances (streams) and requests, the launch of a request's ops,
+ * batches, execution domains, faults and the run loop. */
 #include "serving.h"
 #include "alloc.h"
 #include "invariant.h"
@@ -40,52 +41,172 @@ colo_place_rates_t colo_tenant_place_rates(const colo_scenario_t *sc, size_t i)
     return p;
 }
 
-int colo_variant_times(const colo_variant_t *v, const colo_gpu_t *gpu, colo_place_rates_t rates,
-                       colo_time_t *op_time, colo_time_t *total, colo_error_t *err)
+colo_time_t colo_request_schedule(const colo_trace_t *tr, const colo_time_t *op_time,
+                                  const colo_gpu_t *gpu, bool graphs)
 {
-    const colo_trace_t *tr = v->trace;
-    colo_time_t host = 0, gpu_end = 0;
+    double host_us = graphs ? gpu->launch.graph_us : gpu->launch.host_us;
+    colo_time_t spacing = colo_time_from_ns(host_us * 1e3);
+    double lead = gpu->launch.start_us - gpu->launch.dispatch_us; /* its time has the dispatch */
+    colo_time_t start = colo_time_from_ns(lead > 0 ? lead * 1e3 : 0);
+    colo_time_t host = 0, end = 0;
+    bool after_sync = false;
     for (size_t i = 0; i < tr->n_ops; i++) {
         const colo_op_t *op = &tr->ops[i];
-        colo_time_t d;
+        if (i == 0)
+            host = op->gap;
+        else if (graphs)
+            host += spacing;
+        else
+            host += after_sync || op->gap > spacing ? op->gap : spacing;
+        colo_time_t ready = op->type == COLO_OP_KERNEL ? host + start : host;
+        end = (ready > end ? ready : end) + op_time[i];
+        after_sync = op->type == COLO_OP_COPY && !graphs;
+        if (after_sync) host = end; /* the host waited for the copy */
+    }
+    return end;
+}
+
+/* Time alone of a kernel of work w at a place: the kernel model's, at least 1 ns. */
+static colo_time_t alone_at(const colo_kernel_work_t *w, colo_place_rates_t pr)
+{
+    colo_time_t d = colo_time_from_ns(colo_kernel_alone_at(w, pr.sms, pr.dram_rate, pr.l2_rate));
+    return d < 1 ? 1 : d;
+}
+
+/* Per-op works (kernels) and times alone at pr of trace k of tenant c. */
+static int variant_ops(const colo_tenant_cfg_t *c, size_t k, const colo_gpu_t *gpu,
+                       colo_place_rates_t pr, colo_time_t *op_time, colo_kernel_work_t *work,
+                       colo_error_t *err)
+{
+    const colo_variant_t *v = &c->variants[k];
+    const colo_trace_t *tr = v->trace;
+    for (size_t i = 0; i < tr->n_ops; i++) {
+        const colo_op_t *op = &tr->ops[i];
         if (op->type == COLO_OP_KERNEL) {
             colo_kernel_work_t w;
-            int rc = colo_kernel_work(op, v->gpu, gpu, &w, tr->path, i, err);
+            int rc = colo_kernel_work(op, v->gpu, gpu, c->fp32_math, &w, tr->path, i, err);
             if (rc) return rc;
-            double t = colo_kernel_alone_ns(&w, rates.sms, rates.dram_rate, w.dram_bytes);
-            double t_l2 = w.l2_bytes / rates.l2_rate;
-            d = colo_time_from_ns(t > t_l2 ? t : t_l2);
-            if (d < 1) d = 1;
+            op_time[i] = alone_at(&w, pr);
+            if (work) work[i] = w;
         } else {
-            d = colo_hw_copy_alone(gpu, op->dir, op->bytes);
+            op_time[i] = colo_hw_copy_alone(gpu, op->dir, op->bytes);
         }
-        if (op_time) op_time[i] = d;
-        host += op->gap;
-        colo_time_t start = host > gpu_end ? host : gpu_end;
-        gpu_end = start + d;
-        if (op->type == COLO_OP_COPY) host = gpu_end; /* synchronous copy */
     }
-    *total = gpu_end;
     return 0;
 }
 
-void colo_batch_variant(const colo_tenant_cfg_t *c, const colo_time_t *totals, int b, size_t *k,
-                        double *f)
+int colo_variant_times(const colo_tenant_cfg_t *c, size_t k, const colo_gpu_t *gpu,
+                       colo_place_rates_t rates, colo_time_t *op_time, colo_time_t *total,
+                       colo_error_t *err)
 {
-    size_t n = c->n_variants;
-    *f = 1.0;
-    *k = 0;
-    if (c->max_batch == 0 || n == 1) return;
+    const colo_trace_t *tr = c->variants[k].trace;
+    colo_time_t *t = op_time ? op_time : colo_malloc(tr->n_ops * sizeof *t);
+    if (!t) return colo_error_set(err, COLO_ENOMEM, tr->path, 0, NULL, "out of memory");
+    int rc = variant_ops(c, k, gpu, rates, t, NULL, err);
+    if (!rc) *total = colo_request_schedule(tr, t, gpu, c->cuda_graphs);
+    if (!op_time) colo_free(t);
+    return rc;
+}
+
+void colo_batch_plan(const colo_tenant_cfg_t *c, const colo_time_t *totals, int b,
+                     colo_batch_plan_t *p)
+{
+    *p = (colo_batch_plan_t){0, 1.0, 0, 0.0, 1.0};
+    if (c->max_batch == 0) return; /* a request is one run of the trace, at its batch */
     size_t j = 0;
-    while (j + 1 < n && c->variants[j].trace->batch < b)
+    while (j + 1 < c->n_variants && c->variants[j].trace->batch < b)
         j++;
-    *k = j;
+    p->var = p->lo = j;
     int hi = c->variants[j].trace->batch;
-    if (j == 0 || hi <= b) return;
+    if (hi == b) return;
+    if (b > hi || j == 0) { /* beyond the traced sizes: the kernel model */
+        p->f = (double)b / hi;
+        return;
+    }
     int lo = c->variants[j - 1].trace->batch;
-    double t = (double)totals[j - 1] +
-               (double)(b - lo) / (double)(hi - lo) * (double)(totals[j] - totals[j - 1]);
-    *f = t / (double)totals[j];
+    p->alpha = (double)(b - lo) / (double)(hi - lo);
+    if (c->variants[j].aligned) {
+        p->lo = j - 1;
+    } else { /* different kernels: the upper trace, scaled to the interpolated total */
+        double t = (double)totals[j - 1] + p->alpha * (double)(totals[j] - totals[j - 1]);
+        p->scale = t / (double)totals[j];
+    }
+}
+
+void colo_plan_kernel(const colo_batch_plan_t *p, const struct colo_variant_run *var, size_t i,
+                      colo_kernel_work_t *out)
+{
+    const colo_kernel_work_t *w = &var[p->var].work[i];
+    if (p->f != 1.0) {
+        colo_kernel_at_batch(w, p->f, out);
+        return;
+    }
+    *out = *w;
+    double hi = (double)var[p->var].op_time[i], target;
+    if (p->lo != p->var)
+        target = (double)var[p->lo].op_time[i] + p->alpha * (hi - (double)var[p->lo].op_time[i]);
+    else if (p->scale != 1.0)
+        target = hi * p->scale;
+    else
+        return;
+    /* the fixed part stays; what SMs and bandwidth do takes the rest of the target */
+    double v = hi - w->fixed_ns, g = v > 0 ? (target - w->fixed_ns) / v : 1.0;
+    if (g < 0) g = 0;
+    out->wave_ns *= g;
+    out->dram_bytes *= g;
+    out->l2_bytes *= g;
+}
+
+int colo_request_time(const colo_tenant_cfg_t *c, const colo_gpu_t *gpu, colo_place_rates_t pr,
+                      int b, colo_time_t *request, colo_time_t *kernels, colo_error_t *err)
+{
+    size_t nv = c->n_variants;
+    struct colo_variant_run *var = colo_calloc(nv, sizeof *var);
+    colo_time_t *totals = colo_calloc(nv, sizeof *totals), *times = NULL;
+    int rc = var && totals ? 0 : COLO_ENOMEM;
+    for (size_t k = 0; k < nv && !rc; k++) {
+        size_t n = c->variants[k].trace->n_ops;
+        var[k].op_time = colo_malloc(n * sizeof *var[k].op_time);
+        var[k].work = colo_malloc(n * sizeof *var[k].work);
+        if (!var[k].op_time || !var[k].work) rc = COLO_ENOMEM;
+        if (!rc) rc = variant_ops(c, k, gpu, pr, var[k].op_time, var[k].work, err);
+        if (!rc)
+            totals[k] = colo_request_schedule(c->variants[k].trace, var[k].op_time, gpu,
+                                              c->cuda_graphs);
+    }
+    if (!rc) {
+        colo_batch_plan_t p;
+        colo_batch_plan(c, totals, b, &p);
+        const colo_trace_t *tr = c->variants[p.var].trace;
+        if (!(times = colo_malloc(tr->n_ops * sizeof *times))) rc = COLO_ENOMEM;
+        double sum = 0;
+        for (size_t k = 0; !rc && k < tr->n_ops; k++) {
+            times[k] = var[p.var].op_time[k];
+            if (tr->ops[k].type != COLO_OP_KERNEL) continue;
+            colo_kernel_work_t w;
+            colo_plan_kernel(&p, var, k, &w);
+            times[k] = alone_at(&w, pr);
+            sum += (double)times[k] - w.dispatch_ns;
+        }
+        if (!rc && request) *request = colo_request_schedule(tr, times, gpu, c->cuda_graphs);
+        if (!rc && kernels) *kernels = colo_time_from_ns(sum);
+    }
+    for (size_t k = 0; var && k < nv; k++) {
+        colo_free(var[k].op_time);
+        colo_free(var[k].work);
+    }
+    colo_free(var);
+    colo_free(totals);
+    colo_free(times);
+    if (rc == COLO_ENOMEM)
+        return colo_error_set(err, rc, c->variants[0].trace->path, 0, NULL, "out of memory");
+    return rc;
+}
+
+int colo_tenant_request_time(const colo_scenario_t *sc, size_t i, colo_place_rates_t pr, int b,
+                             colo_time_t *t, colo_error_t *err)
+{
+    return colo_request_time(&sc->tenants[i], sc->gpu, pr, b, t, NULL, err);
 }
 
 int colo_tenant_isolated(const colo_scenario_t *sc, size_t i, colo_time_t *isolated,
@@ -97,17 +218,7 @@ int colo_tenant_isolated(const colo_scenario_t *sc, size_t i, colo_time_t *isola
 int colo_tenant_isolated_at(const colo_scenario_t *sc, size_t i, colo_place_rates_t pr,
                             colo_time_t *isolated, colo_error_t *err)
 {
-    const colo_tenant_cfg_t *c = &sc->tenants[i];
-    colo_time_t totals[64];
-    for (size_t k = 0; k < c->n_variants && k < 64; k++) {
-        int rc = colo_variant_times(&c->variants[k], sc->gpu, pr, NULL, &totals[k], err);
-        if (rc) return rc;
-    }
-    size_t k;
-    double f;
-    colo_batch_variant(c, totals, 1, &k, &f);
-    *isolated = colo_time_from_ns((double)totals[k] * f);
-    return 0;
+    return colo_tenant_request_time(sc, i, pr, 1, isolated, err);
 }
 
 static void fail(colo_sim_t *sim, int rc)
@@ -122,24 +233,34 @@ static bool in_window(const colo_sim_t *sim, colo_time_t t)
 
 /* ---- kernels on the hardware model ---- */
 
-/* The timeline: the kernel that ran [kernel_since, now) on the tenant's and its partition's
- * tracks, and the number of kernels running. */
-static void timeline_kernel(colo_tenant_run_t *t)
+static const colo_trace_t *stream_trace(const colo_stream_run_t *s)
 {
-    colo_sim_t *sim = t->sim;
-    colo_time_t now = sim->eq.now;
-    if (!colo_timeline_wants(sim->tl, t->kernel_since, now)) return;
-    const char *name = t->cfg->variants[t->cur_var].trace->ops[t->cur_op].name;
-    char args[160];
-    snprintf(args, sizeof args, "{\"tenant\":\"%s\",\"op\":%zu}", t->cfg->name, t->cur_op);
-    colo_timeline_span(sim->tl, COLO_TL_TENANTS, (int)t->idx + 1, name, "kernel", t->kernel_since,
-                       now, args);
-    colo_timeline_span(sim->tl, COLO_TL_PARTITIONS + (int)t->place.sm_set, t->lane + 1, name,
-                       "kernel", t->kernel_since, now, args);
+    return s->t->cfg->variants[s->plan.var].trace;
 }
 
-/* A lane of its partition's timeline for the tenant's kernel that starts: the lowest free one,
- * so kernels that co-reside stack and those that cannot stay on lane 1. */
+/* The tenants' timeline track of a stream: the tenant's own when it has one instance. */
+static int stream_tid(const colo_stream_run_t *s)
+{
+    return (int)s->t->idx + 1 + 100000 * s->idx;
+}
+
+/* The timeline: the kernel that ran [kernel_since, now) on the stream's and its partition's
+ * tracks, and the number of kernels running. */
+static void timeline_kernel(colo_stream_run_t *s)
+{
+    colo_tenant_run_t *t = s->t;
+    colo_sim_t *sim = t->sim;
+    colo_time_t now = sim->eq.now;
+    if (!colo_timeline_wants(sim->tl, s->kernel_since, now)) return;
+    const char *name = stream_trace(s)->ops[s->cur_op].name;
+    char args[160];
+    snprintf(args, sizeof args, "{\"tenant\":\"%s\",\"op\":%zu}", t->cfg->name, s->cur_op);
+    colo_timeline_span(sim->tl, COLO_TL_TENANTS, stream_tid(s), name, "kernel", s->kernel_since,
+                       now, args);
+    colo_timeline_span(sim->tl, COLO_TL_PARTITIONS + (int)t->place.sm_set, s->lane + 1, name,
+                       "kernel", s->kernel_since, now, args);
+}
+
 /* Lanes of one group of timeline tracks: pair[0] the lanes in use, pair[1] those already named.
  * Takes the lowest free lane (the 64th is shared beyond); *fresh: it needs its name written. */
 static int lane_take(uint64_t pair[2], bool *fresh)
@@ -158,15 +279,18 @@ static void lane_free(uint64_t pair[2], int l)
     pair[0] &= ~((uint64_t)1 << l);
 }
 
-static void take_lane(colo_tenant_run_t *t)
+/* A lane of its partition's timeline for the stream's kernel that starts: the lowest free one,
+ * so kernels that co-reside stack and those that cannot stay on lane 1. */
+static void take_lane(colo_stream_run_t *s)
 {
+    colo_sim_t *sim = s->t->sim;
+    uint32_t set = s->t->place.sm_set;
     bool fresh;
-    t->lane = lane_take(&t->sim->lanes[2 * t->place.sm_set], &fresh);
+    s->lane = lane_take(&sim->lanes[2 * set], &fresh);
     if (fresh) { /* its first kernel: name the track */
         char name[32];
-        snprintf(name, sizeof name, "kernels, lane %d", t->lane + 1);
-        colo_timeline_name(t->sim->tl, COLO_TL_PARTITIONS + (int)t->place.sm_set, t->lane + 1,
-                           name, t->lane + 1);
+        snprintf(name, sizeof name, "kernels, lane %d", s->lane + 1);
+        colo_timeline_name(sim->tl, COLO_TL_PARTITIONS + (int)set, s->lane + 1, name, s->lane + 1);
     }
 }
 
@@ -177,131 +301,170 @@ static void count_kernels(colo_sim_t *sim)
                               sim->kernels_running);
 }
 
-static void kernel_ran(colo_tenant_run_t *t)
+static void kernel_ran(colo_stream_run_t *s)
 {
+    colo_tenant_run_t *t = s->t;
     colo_sim_t *sim = t->sim;
     colo_time_t now = sim->eq.now;
-    COLO_CHECK(t->kernel_running && sim->kernels_running > 0,
+    COLO_CHECK(s->kernel_running && sim->kernels_running > 0 && t->kernels_running > 0,
                "tenant %s: a kernel ends at %lld ns that was not running", t->cfg->name,
                (long long)now);
-    t->kernel_running = false;
+    s->kernel_running = false;
     t->kernel_ends++;
-    colo_add_clipped(&t->gpu_time, t->kernel_since, now, sim->sc->warmup, sim->sc->duration);
+    if (--t->kernels_running == 0)
+        colo_add_clipped(&t->gpu_time, t->gpu_since, now, sim->sc->warmup, sim->sc->duration);
     if (--sim->kernels_running == 0)
         colo_add_clipped(&sim->busy_time, sim->busy_since, now, sim->sc->warmup, sim->sc->duration);
     if (sim->tl) {
-        timeline_kernel(t);
+        timeline_kernel(s);
         count_kernels(sim);
-        lane_free(&sim->lanes[2 * t->place.sm_set], t->lane);
+        lane_free(&sim->lanes[2 * t->place.sm_set], s->lane);
     }
 }
 
-static void op_done(colo_tenant_run_t *t);
+static void op_done(colo_stream_run_t *s);
 
 static void dispatch(colo_domain_t *d);
 
 static void on_hw_kernel_done(void *obj, int64_t arg)
 {
-    colo_tenant_run_t *t = obj;
-    t->kernel = NULL;
-    kernel_ran(t);
+    colo_stream_run_t *s = obj;
+    colo_tenant_run_t *t = s->t;
+    s->kernel = NULL;
+    kernel_ran(s);
     if ((uint64_t)arg != t->incarnation) return;
-    t->kernel_left = 1.0;
-    colo_sched_t *s = t->dom->sched;
-    if (s) {
-        s->item[t->ctx].state = COLO_ITEM_IDLE;
-        s->item[t->ctx].preempting = false;
-        if (s->ops->on_complete) s->ops->on_complete(s, t->ctx);
+    s->kernel_left = 1.0;
+    colo_domain_t *d = t->dom;
+    if (d->ts_exec) { /* its context hears of it first, and may keep the GPU for the next one */
+        s->kernel_ready = false;
+        d->ts_done = s;
+        colo_ts_kernel_done(&d->ts, t->ctx);
+        return;
     }
-    op_done(t);
-    if (s) dispatch(t->dom);
+    colo_sched_t *sc = d->sched;
+    if (sc) {
+        sc->item[s->item].state = COLO_ITEM_IDLE;
+        sc->item[s->item].preempting = false;
+        if (sc->ops->on_complete) sc->ops->on_complete(sc, s->item);
+    }
+    op_done(s);
+    if (sc) dispatch(d);
 }
 
 /* Statistics and timeline of a kernel that starts (or resumes) running. */
-static void kernel_started(colo_tenant_run_t *t)
+static void kernel_started(colo_stream_run_t *s)
 {
+    colo_tenant_run_t *t = s->t;
     colo_sim_t *sim = t->sim;
-    COLO_CHECK(!t->kernel_running, "tenant %s: a kernel starts at %lld ns while one runs",
+    COLO_CHECK(!s->kernel_running, "tenant %s: a kernel starts at %lld ns while one runs",
                t->cfg->name, (long long)sim->eq.now);
     if (sim->kernels_running++ == 0) sim->busy_since = sim->eq.now;
-    t->kernel_since = sim->eq.now;
-    t->kernel_running = true;
+    if (t->kernels_running++ == 0) t->gpu_since = sim->eq.now;
+    s->kernel_since = sim->eq.now;
+    s->kernel_running = true;
     t->kernel_starts++;
     if (sim->tl) {
-        take_lane(t);
+        take_lane(s);
         count_kernels(sim);
     }
 }
 
-/* Starts (or resumes) the tenant's current kernel on its place. */
-static void run_kernel(colo_tenant_run_t *t)
+/* Starts (or resumes) the stream's current kernel on its tenant's place. */
+static void run_kernel(colo_stream_run_t *s)
 {
+    colo_tenant_run_t *t = s->t;
     colo_sim_t *sim = t->sim;
-    kernel_started(t);
-    colo_kernel_work_t w = t->var[t->cur_var].work[t->cur_op];
-    if (t->cur_scale != 1.0) { /* a batch between two traced sizes */
-        w.wave_ns *= t->cur_scale;
-        w.dram_bytes *= t->cur_scale;
-        w.l2_bytes *= t->cur_scale;
-    }
-    fail(sim, colo_hw_kernel_start(&sim->hw, &w, t->place, t->kernel_left, on_hw_kernel_done, t,
-                                   (int64_t)t->incarnation, &t->kernel));
-    if (t->kernel && t->weight != 1.0)
-        fail(sim, colo_hw_kernel_weight(&sim->hw, t->kernel, t->weight));
+    kernel_started(s);
+    fail(sim, colo_hw_kernel_start(&sim->hw, &s->w, t->place, s->kernel_left, on_hw_kernel_done,
+                                   s, (int64_t)t->incarnation, &s->kernel));
+    if (s->kernel && t->weight != 1.0)
+        fail(sim, colo_hw_kernel_weight(&sim->hw, s->kernel, t->weight));
 }
 
-/* Stops the tenant's running kernel, keeping its progress in kernel_left. */
-static void halt_kernel(colo_tenant_run_t *t)
+/* Stops the stream's running kernel, keeping its progress in kernel_left. */
+static void halt_kernel(colo_stream_run_t *s)
 {
-    if (!t->kernel) return;
-    fail(t->sim, colo_hw_kernel_stop(&t->sim->hw, t->kernel, &t->kernel_left));
-    t->kernel = NULL;
-    kernel_ran(t);
+    if (!s->kernel) return;
+    colo_sim_t *sim = s->t->sim;
+    fail(sim, colo_hw_kernel_stop(&sim->hw, s->kernel, &s->kernel_left));
+    s->kernel = NULL;
+    kernel_ran(s);
 }
 
-/* Under time-slicing a context's kernel always runs alone on its domain's part of the GPU (the
- * GPU, or a MIG instance that shares nothing with the others but the PCIe link), so its duration
- * is its duration alone there: the policy times it itself, and tells us when it runs. */
-/* Utilisation of kernels the solver does not see (time-sliced ones): their use alone, added
+/* Under time-slicing a context's kernels run alone on its domain's part of the GPU (the GPU, or
+ * a MIG instance that shares nothing with the others but the PCIe link). With one stream per
+ * context, a kernel's duration is its duration alone there: the policy times it itself and
+ * tells us when it runs. With several, they run together on the hardware model while their
+ * context owns the GPU (ts_exec_start, ts_exec_stop). */
+/* Utilisation of kernels the solver does not see (timed ones): their use alone, added
  * (sign 1) or removed (-1). */
-static void ts_account(colo_tenant_run_t *t, double sign)
+static void ts_account(colo_stream_run_t *s, double sign)
 {
-    colo_sim_t *sim = t->sim;
+    colo_sim_t *sim = s->t->sim;
     colo_time_t now = sim->eq.now;
     for (int k = 0; k < 3; k++) {
         if (now > sim->ts_since) sim->ts_integral[k] += sim->ts_used[k] * (double)(now - sim->ts_since);
-        sim->ts_used[k] += sign * t->ts_use[k];
+        sim->ts_used[k] += sign * s->ts_use[k];
     }
     sim->ts_since = now;
+}
+
+static colo_tenant_run_t *member(const colo_domain_t *d, size_t ctx)
+{
+    return &d->sim->t[d->members[ctx]];
 }
 
 static void ts_observe(void *obj, size_t ctx, bool running)
 {
     colo_domain_t *d = obj;
-    colo_tenant_run_t *t = &d->sim->t[d->members[ctx]];
+    colo_stream_run_t *s = &member(d, ctx)->streams[0];
     if (!running) {
-        ts_account(t, -1);
-        kernel_ran(t);
+        ts_account(s, -1);
+        kernel_ran(s);
         return;
     }
-    const colo_kernel_work_t *w = &t->var[t->cur_var].work[t->cur_op];
-    double dur = (double)t->var[t->cur_var].op_time[t->cur_op] * t->cur_scale;
-    t->ts_use[0] = w->blocks < (unsigned long long)d->sms ? (double)w->blocks : d->sms;
-    t->ts_use[1] = dur > 0 ? w->l2_bytes * t->cur_scale / dur : 0;
-    t->ts_use[2] = dur > 0 ? w->dram_bytes * t->cur_scale / dur : 0;
-    ts_account(t, 1);
-    kernel_started(t);
+    const colo_kernel_work_t *w = &s->w;
+    double dur = (double)s->alone;
+    /* as the solver counts them: the SMs it keeps busy for its compute part */
+    s->ts_use[0] = dur > 0 ? colo_kernel_sms_used(w, d->sms) *
+                                 colo_kernel_compute_ns(w, d->sms) / dur
+                           : 0;
+    s->ts_use[1] = dur > 0 ? w->l2_bytes / dur : 0;
+    s->ts_use[2] = dur > 0 ? w->dram_bytes / dur : 0;
+    ts_account(s, 1);
+    kernel_started(s);
+}
+
+static void ts_exec_start(void *obj, size_t ctx)
+{
+    colo_tenant_run_t *t = member(obj, ctx);
+    for (int k = 0; k < t->n_streams; k++)
+        if (t->streams[k].kernel_ready && !t->streams[k].kernel_running)
+            run_kernel(&t->streams[k]);
+}
+
+static void ts_exec_stop(void *obj, size_t ctx)
+{
+    colo_tenant_run_t *t = member(obj, ctx);
+    for (int k = 0; k < t->n_streams; k++)
+        halt_kernel(&t->streams[k]);
 }
 
 static void on_ts_done(void *obj, size_t ctx)
 {
     colo_domain_t *d = obj;
-    op_done(&d->sim->t[d->members[ctx]]);
+    if (!d->ts_exec) {
+        op_done(&member(d, ctx)->streams[0]);
+        return;
+    }
+    colo_stream_run_t *s = d->ts_done;
+    d->ts_done = NULL;
+    if (s) op_done(s);
 }
 
 /* ---- requests ---- */
 
-static void issue_op(colo_tenant_run_t *t);
+static void issue_op(colo_stream_run_t *s);
 
 static void client_done(colo_tenant_run_t *t, int32_t client);
 static void drop(colo_tenant_run_t *t, colo_time_t arrival, colo_drop_reason_t why);
@@ -316,7 +479,15 @@ static struct colo_request pop_request(colo_tenant_run_t *t)
     return q;
 }
 
-/* Takes up to max_batch waiting requests (one without batching) and runs the trace for them. */
+static colo_stream_run_t *idle_stream(colo_tenant_run_t *t)
+{
+    for (int k = 0; k < t->n_streams; k++)
+        if (!t->streams[k].busy) return &t->streams[k];
+    return NULL;
+}
+
+/* Takes up to max_batch waiting requests (one without batching) and runs the trace for them on
+ * an idle stream. */
 static void start_batch(colo_tenant_run_t *t)
 {
     colo_sim_t *sim = t->sim;
@@ -327,22 +498,28 @@ static void start_batch(colo_tenant_run_t *t)
         drop(t, q.arrival, COLO_DROP_DEADLINE);
         client_done(t, q.client);
     }
-    if (!t->qlen) return;
+    colo_stream_run_t *s = idle_stream(t);
+    if (!t->qlen || !s) return;
     int max = c->max_batch > 0 ? c->max_batch : 1;
-    t->n_batch = 0;
-    while (t->qlen && t->n_batch < max)
-        t->batch[t->n_batch++] = pop_request(t);
-    colo_batch_variant(c, t->totals, t->n_batch, &t->cur_var, &t->cur_scale);
+    s->n_batch = 0;
+    while (t->qlen && s->n_batch < max)
+        s->batch[s->n_batch++] = pop_request(t);
+    colo_batch_plan(c, t->totals, s->n_batch, &s->plan);
     if (in_window(sim, now)) {
         t->batches++;
-        t->batched += (uint64_t)t->n_batch;
+        t->batched += (uint64_t)s->n_batch;
     }
-    t->busy = true;
-    t->batch_start = now;
+    s->busy = true;
+    t->busy_streams++;
+    COLO_CHECK(t->busy_streams <= t->n_streams, "tenant %s: %d batches in flight on %d instances",
+               c->name, t->busy_streams, t->n_streams);
+    if (t->busy_streams > t->peak_busy) t->peak_busy = t->busy_streams;
+    s->batch_start = now;
     queue_counter(t);
-    t->cur_op = 0;
-    t->host_clock = now;
-    issue_op(t);
+    s->cur_op = 0;
+    s->host_clock = now;
+    s->after_sync = false;
+    issue_op(s);
 }
 
 static void on_batch_timer(void *obj, int64_t arg)
@@ -350,26 +527,27 @@ static void on_batch_timer(void *obj, int64_t arg)
     colo_tenant_run_t *t = obj;
     if ((uint64_t)arg != t->incarnation) return;
     t->batch_timer = false;
-    if (!t->busy && !t->down && t->qlen) start_batch(t);
+    if (t->busy_streams < t->n_streams && !t->down && t->qlen) start_batch(t);
 }
 
-/* Starts a batch when the tenant is idle and has work: at once without batching or when a full
+/* Starts batches while a stream is idle and work waits: at once without batching or when a full
  * batch waits; otherwise when the oldest request has waited max_delay. */
 static void maybe_start(colo_tenant_run_t *t)
 {
-    if (t->busy || t->down || !t->qlen) return;
     const colo_tenant_cfg_t *c = t->cfg;
     colo_sim_t *sim = t->sim;
-    colo_time_t due = t->queue[t->qhead].arrival + c->max_delay;
-    if (c->max_batch > 1 && (int)t->qlen < c->max_batch && due > sim->eq.now) {
-        if (!t->batch_timer) {
-            t->batch_timer = true;
-            fail(sim,
-                 colo_eq_schedule(&sim->eq, due, on_batch_timer, t, (int64_t)t->incarnation, NULL));
+    while (t->busy_streams < t->n_streams && !t->down && t->qlen) {
+        colo_time_t due = t->queue[t->qhead].arrival + c->max_delay;
+        if (c->max_batch > 1 && (int)t->qlen < c->max_batch && due > sim->eq.now) {
+            if (!t->batch_timer) {
+                t->batch_timer = true;
+                fail(sim, colo_eq_schedule(&sim->eq, due, on_batch_timer, t,
+                                           (int64_t)t->incarnation, NULL));
+            }
+            return;
         }
-        return;
+        start_batch(t);
     }
-    start_batch(t);
 }
 
 static void queue_counter(colo_tenant_run_t *t)
@@ -380,90 +558,100 @@ static void queue_counter(colo_tenant_run_t *t)
     colo_timeline_counter(t->sim->tl, COLO_TL_COUNTERS, name, t->sim->eq.now, (double)t->qlen);
 }
 
-/* The batch that ran [batch_start, now) on the tenant's track. */
-static void timeline_batch(colo_tenant_run_t *t)
+/* The batch that ran [batch_start, now) on the stream's track. */
+static void timeline_batch(colo_stream_run_t *s)
 {
+    colo_tenant_run_t *t = s->t;
     colo_sim_t *sim = t->sim;
-    if (!colo_timeline_wants(sim->tl, t->batch_start, sim->eq.now)) return;
+    if (!colo_timeline_wants(sim->tl, s->batch_start, sim->eq.now)) return;
     char name[96], args[128];
-    snprintf(name, sizeof name, "%s x%d", t->cfg->trace->model, t->n_batch);
-    colo_time_t oldest = t->n_batch ? t->batch[0].arrival : t->batch_start;
-    snprintf(args, sizeof args, "{\"requests\":%d,\"oldest_waited_ms\":%.6f}", t->n_batch,
-             COLO_TO_MS(t->batch_start - oldest));
-    colo_timeline_span(sim->tl, COLO_TL_TENANTS, (int)t->idx + 1, name, "batch", t->batch_start,
+    snprintf(name, sizeof name, "%s x%d", t->cfg->trace->model, s->n_batch);
+    colo_time_t oldest = s->n_batch ? s->batch[0].arrival : s->batch_start;
+    snprintf(args, sizeof args, "{\"requests\":%d,\"oldest_waited_ms\":%.6f}", s->n_batch,
+             COLO_TO_MS(s->batch_start - oldest));
+    colo_timeline_span(sim->tl, COLO_TL_TENANTS, stream_tid(s), name, "batch", s->batch_start,
                        sim->eq.now, args);
 }
 
-static void request_done(colo_tenant_run_t *t)
+static void request_done(colo_stream_run_t *s)
 {
+    colo_tenant_run_t *t = s->t;
     colo_sim_t *sim = t->sim;
     colo_time_t now = sim->eq.now;
-    t->busy = false;
-    if (sim->tl) timeline_batch(t);
-    for (int k = 0; k < t->n_batch; k++) {
-        struct colo_request q = t->batch[k];
+    s->busy = false;
+    t->busy_streams--;
+    if (sim->tl) timeline_batch(s);
+    for (int k = 0; k < s->n_batch; k++) {
+        struct colo_request q = s->batch[k];
         if (in_window(sim, now)) t->finished_in_window++;
         if (in_window(sim, q.arrival)) {
             colo_time_t lat = now - q.arrival;
             t->completed++;
-            t->queue_ns += (double)(t->batch_start - q.arrival);
-            t->exec_ns += (double)(now - t->batch_start);
+            t->queue_ns += (double)(s->batch_start - q.arrival);
+            t->exec_ns += (double)(now - s->batch_start);
             if (t->cfg->slo > 0 && lat <= t->cfg->slo) t->slo_met++;
             fail(sim, colo_samples_push(&t->latency, lat));
         }
         client_done(t, q.client);
     }
-    t->n_batch = 0;
+    s->n_batch = 0;
     maybe_start(t);
 }
 
-static void op_done(colo_tenant_run_t *t)
+static void op_done(colo_stream_run_t *s)
 {
-    if (++t->cur_op == t->cfg->variants[t->cur_var].trace->n_ops)
-        request_done(t);
+    if (++s->cur_op == stream_trace(s)->n_ops)
+        request_done(s);
     else
-        issue_op(t);
+        issue_op(s);
 }
 
-/* Timeline track of the tenant's copy in direction dir: its domain's direction, lane copy_lane. */
-static int copy_tid(const colo_tenant_run_t *t, colo_copy_dir_t dir)
+/* Timeline track of the stream's copy in direction dir: its domain's direction, lane copy_lane. */
+static int copy_tid(const colo_stream_run_t *s, colo_copy_dir_t dir)
 {
-    return (int)(t->dom->ce * 2 + (uint32_t)dir) * 64 + t->copy_lane + 1;
+    return (int)(s->t->dom->ce * 2 + (uint32_t)dir) * 64 + s->copy_lane + 1;
 }
 
-/* A lane for the tenant's copy that is issued: the lowest free one of its domain's direction,
+/* A lane for the stream's copy that is issued: the lowest free one of its domain's direction,
  * so copies in flight together (on several engines, or waiting for one) do not overlap. */
-static void take_copy_lane(colo_tenant_run_t *t, colo_copy_dir_t dir)
+static void take_copy_lane(colo_stream_run_t *s, colo_copy_dir_t dir)
 {
+    colo_sim_t *sim = s->t->sim;
+    uint32_t ce = s->t->dom->ce;
     bool fresh;
-    t->copy_lane = lane_take(&t->sim->copy_lanes[2 * (t->dom->ce * 2 + (uint32_t)dir)], &fresh);
+    s->copy_lane = lane_take(&sim->copy_lanes[2 * (ce * 2 + (uint32_t)dir)], &fresh);
     if (fresh) {
         char name[64];
-        snprintf(name, sizeof name, "copies %u %s, lane %d", t->dom->ce,
-                 dir == COLO_COPY_H2D ? "H2D" : "D2H", t->copy_lane + 1);
-        colo_timeline_name(t->sim->tl, COLO_TL_COPIES, copy_tid(t, dir), name, copy_tid(t, dir));
+        snprintf(name, sizeof name, "copies %u %s, lane %d", ce,
+                 dir == COLO_COPY_H2D ? "H2D" : "D2H", s->copy_lane + 1);
+        colo_timeline_name(sim->tl, COLO_TL_COPIES, copy_tid(s, dir), name, copy_tid(s, dir));
     }
 }
 
 static void on_copy_done(void *obj, int64_t arg)
 {
-    colo_tenant_run_t *t = obj;
+    colo_stream_run_t *s = obj;
+    colo_tenant_run_t *t = s->t;
     colo_sim_t *sim = t->sim;
     colo_copy_dir_t dir = (colo_copy_dir_t)(arg & 1);
     struct colo_pcie_dir *p = &sim->pcie[dir];
     if (--p->active == 0)
         colo_add_clipped(&p->busy_time, p->since, sim->eq.now, sim->sc->warmup, sim->sc->duration);
-    if (sim->tl && colo_timeline_wants(sim->tl, t->copy_start, sim->eq.now)) {
+    if (sim->tl && colo_timeline_wants(sim->tl, s->copy_start, sim->eq.now)) {
         char args[96];
         snprintf(args, sizeof args, "{\"tenant\":\"%s\"}", t->cfg->name);
-        colo_timeline_span(sim->tl, COLO_TL_COPIES, copy_tid(t, dir),
-                           dir == COLO_COPY_H2D ? "H2D copy" : "D2H copy", "copy", t->copy_start,
+        colo_timeline_span(sim->tl, COLO_TL_COPIES, copy_tid(s, dir),
+                           dir == COLO_COPY_H2D ? "H2D copy" : "D2H copy", "copy", s->copy_start,
                            sim->eq.now, args);
     }
-    if (sim->tl) lane_free(&sim->copy_lanes[2 * (t->dom->ce * 2 + (uint32_t)dir)], t->copy_lane);
+    if (sim->tl)
+        lane_free(&sim->copy_lanes[2 * (t->dom->ce * 2 + (uint32_t)dir)], s->copy_lane);
     if ((uint64_t)(arg >> 1) != t->incarnation) return; /* its process died meanwhile */
-    t->host_clock = sim->eq.now;                        /* the host waited for the copy */
-    op_done(t);
+    if (!t->cfg->cuda_graphs) {                          /* the host waited for the copy */
+        s->host_clock = sim->eq.now;
+        s->after_sync = true;
+    }
+    op_done(s);
 }
 
 /* ---- kernel schedulers (concurrent domains) ---- */
@@ -477,96 +665,115 @@ static void dispatch(colo_domain_t *d)
     long m;
     while (!d->sim->failed && (m = s->ops->pick_next(s)) >= 0) {
         if ((size_t)m >= s->n || s->item[m].state != COLO_ITEM_READY) {
-            fail(d->sim, COLO_ESTATE); /* the scheduler picked a member with nothing ready */
+            fail(d->sim, COLO_ESTATE); /* the scheduler picked an item with nothing ready */
             break;
         }
         s->item[m].state = COLO_ITEM_RUNNING;
         d->launches[m]++;
-        run_kernel(&d->sim->t[d->members[m]]);
+        run_kernel(d->items[m]);
     }
     d->dispatching = false;
 }
 
-/* The tenant's current kernel is ready: describe it to the scheduler. */
-static void offer_kernel(colo_tenant_run_t *t)
+/* The stream's current kernel is ready: describe it to the scheduler. */
+static void offer_kernel(colo_stream_run_t *s)
 {
-    colo_sched_t *s = t->dom->sched;
-    colo_sched_item_t *it = &s->item[t->ctx];
-    const colo_kernel_work_t *w = &t->var[t->cur_var].work[t->cur_op];
+    colo_tenant_run_t *t = s->t;
+    colo_sched_t *sc = t->dom->sched;
+    colo_sched_item_t *it = &sc->item[s->item];
+    const struct colo_variant_run *v = &t->var[s->plan.var];
     it->state = COLO_ITEM_READY;
     it->ready = t->sim->eq.now;
-    it->deadline = t->cfg->slo > 0 && t->n_batch ? t->batch[0].arrival + t->cfg->slo : INT64_MAX;
-    it->alone = colo_time_from_ns((double)t->var[t->cur_var].op_time[t->cur_op] * t->cur_scale *
-                                  t->kernel_left);
-    it->wave = colo_time_from_ns(w->wave_ns * t->cur_scale);
-    it->blocks = w->blocks > (unsigned long long)INT32_MAX ? INT32_MAX : (int)w->blocks;
-    it->first_of_request = t->cur_op == t->var[t->cur_var].first_kernel;
-    it->last_of_request = t->cur_op == t->var[t->cur_var].last_kernel;
-    if (s->ops->on_arrival) s->ops->on_arrival(s, t->ctx);
+    it->deadline = t->cfg->slo > 0 && s->n_batch ? s->batch[0].arrival + t->cfg->slo : INT64_MAX;
+    it->alone = colo_time_from_ns((double)s->alone * s->kernel_left);
+    it->wave = colo_time_from_ns(s->w.wave_ns);
+    it->blocks = s->w.blocks > (unsigned long long)INT32_MAX ? INT32_MAX : (int)s->w.blocks;
+    it->first_of_request = s->cur_op == v->first_kernel;
+    it->last_of_request = s->cur_op == v->last_kernel;
+    if (sc->ops->on_arrival) sc->ops->on_arrival(sc, s->item);
     dispatch(t->dom);
 }
 
 /* A preemption asked by the scheduler comes due: the kernel leaves the SMs with its progress. */
 static void on_preempt(void *obj, int64_t arg)
 {
-    colo_tenant_run_t *t = obj;
-    colo_sched_t *s = t->dom->sched;
-    colo_sched_item_t *it = &s->item[t->ctx];
-    if ((uint64_t)arg != t->dom->launches[t->ctx] || it->state != COLO_ITEM_RUNNING ||
+    colo_stream_run_t *s = obj;
+    colo_domain_t *d = s->t->dom;
+    colo_sched_t *sc = d->sched;
+    colo_sched_item_t *it = &sc->item[s->item];
+    if ((uint64_t)arg != d->launches[s->item] || it->state != COLO_ITEM_RUNNING ||
         !it->preempting)
         return; /* it ended (or its process died) first */
-    halt_kernel(t);
+    halt_kernel(s);
     it->preempting = false;
     it->state = COLO_ITEM_READY;
-    it->ready = t->sim->eq.now;
-    if (s->ops->on_arrival) s->ops->on_arrival(s, t->ctx);
-    dispatch(t->dom);
+    it->ready = d->sim->eq.now;
+    if (sc->ops->on_arrival) sc->ops->on_arrival(sc, s->item);
+    dispatch(d);
 }
 
 static void sched_preempt(void *engine, size_t m, colo_time_t delay)
 {
     colo_domain_t *d = engine;
-    colo_tenant_run_t *t = &d->sim->t[d->members[m]];
     fail(d->sim, colo_eq_schedule(&d->sim->eq, d->sim->eq.now + (delay > 0 ? delay : 0),
-                                  on_preempt, t, (int64_t)d->launches[m], NULL));
+                                  on_preempt, d->items[m], (int64_t)d->launches[m], NULL));
 }
 
 static void op_ready(void *obj, int64_t arg)
 {
-    colo_tenant_run_t *t = obj;
+    colo_stream_run_t *s = obj;
+    colo_tenant_run_t *t = s->t;
     if ((uint64_t)arg != t->incarnation) return;
     colo_sim_t *sim = t->sim;
-    const colo_op_t *op = &t->cfg->variants[t->cur_var].trace->ops[t->cur_op];
+    const colo_op_t *op = &stream_trace(s)->ops[s->cur_op];
+    colo_domain_t *d = t->dom;
     if (op->type == COLO_OP_COPY) {
         struct colo_pcie_dir *p = &sim->pcie[op->dir];
         if (p->active++ == 0) p->since = sim->eq.now;
-        t->copy_start = sim->eq.now;
-        if (sim->tl) take_copy_lane(t, op->dir);
-        fail(sim, colo_hw_copy_start(&sim->hw, op->dir, op->bytes, t->dom->ce, on_copy_done, t,
+        s->copy_start = sim->eq.now;
+        if (sim->tl) take_copy_lane(s, op->dir);
+        fail(sim, colo_hw_copy_start(&sim->hw, op->dir, op->bytes, d->ce, on_copy_done, s,
                                      (int64_t)((t->incarnation << 1) | (uint64_t)op->dir)));
-    } else if (t->dom->kind == COLO_DOM_TIMESLICE) {
-        fail(sim, colo_ts_submit(&t->dom->ts, t->ctx,
-                                 colo_time_from_ns((double)t->var[t->cur_var].op_time[t->cur_op] *
-                                                   t->cur_scale)));
-    } else if (t->dom->sched) {
-        offer_kernel(t);
+    } else if (d->kind == COLO_DOM_TIMESLICE) {
+        s->kernel_ready = d->ts_exec;
+        fail(sim, colo_ts_submit(&d->ts, t->ctx, s->alone));
+    } else if (d->sched) {
+        offer_kernel(s);
     } else {
-        run_kernel(t);
+        run_kernel(s);
     }
 }
 
-static void issue_op(colo_tenant_run_t *t)
+/* The host issues the stream's next op (docs/model.md, "Requests"): a host gap after the one
+ * before, no sooner than one launch per launch.host_us (in a CUDA graph, per launch.graph_us, with
+ * no host gaps); a kernel is ready launch.start_us after its launch, less the dispatch gap its
+ * time includes. */
+static void issue_op(colo_stream_run_t *s)
 {
-    const colo_op_t *op = &t->cfg->variants[t->cur_var].trace->ops[t->cur_op];
-    colo_time_t now = t->sim->eq.now;
-    t->host_clock += op->gap;
-    if (t->host_clock > now)
-        fail(t->sim, colo_eq_schedule(&t->sim->eq, t->host_clock, op_ready, t,
-                                      (int64_t)t->incarnation, NULL));
+    colo_tenant_run_t *t = s->t;
+    colo_sim_t *sim = t->sim;
+    const colo_op_t *op = &stream_trace(s)->ops[s->cur_op];
+    colo_time_t now = sim->eq.now;
+    bool graphs = t->cfg->cuda_graphs;
+    colo_time_t spacing = graphs ? sim->graph_spacing : sim->host_spacing;
+    if (s->cur_op == 0)
+        s->host_clock += op->gap;
+    else if (graphs)
+        s->host_clock += spacing;
     else
-        op_ready(t, (int64_t)t->incarnation);
+        s->host_clock += s->after_sync || op->gap > spacing ? op->gap : spacing;
+    s->after_sync = false;
+    colo_time_t ready = s->host_clock;
+    if (op->type == COLO_OP_KERNEL) {
+        colo_plan_kernel(&s->plan, t->var, s->cur_op, &s->w);
+        s->alone = alone_at(&s->w, t->rates);
+        ready += sim->start_lead;
+    }
+    if (ready > now)
+        fail(sim, colo_eq_schedule(&sim->eq, ready, op_ready, s, (int64_t)t->incarnation, NULL));
+    else
+        op_ready(s, (int64_t)t->incarnation);
 }
-
 static void drop(colo_tenant_run_t *t, colo_time_t arrival, colo_drop_reason_t why)
 {
     if (!in_window(t->sim, arrival)) return;
@@ -679,39 +886,44 @@ static void on_recovered(void *obj, int64_t arg)
     if ((uint64_t)arg == t->incarnation) t->down = false;
 }
 
-/* Tenant t's process dies: its kernel stops, its requests are lost, and it comes back after
+/* Tenant t's process dies: its kernels stop, its requests are lost, and it comes back after
  * the scenario's recovery time. */
 static void crash(colo_tenant_run_t *t)
 {
     colo_sim_t *sim = t->sim;
     if (t->dom->kind == COLO_DOM_TIMESLICE)
-        colo_ts_abort(&t->dom->ts, t->ctx); /* stops its kernel through ts_stop */
-    else
-        halt_kernel(t);
-    colo_sched_t *s = t->dom->sched;
-    if (s && s->item[t->ctx].state != COLO_ITEM_IDLE) { /* its kernel is lost with it */
-        s->item[t->ctx].state = COLO_ITEM_IDLE;
-        s->item[t->ctx].preempting = false;
-        s->item[t->ctx].last_of_request = true;
-        t->dom->launches[t->ctx]++;
-        if (s->ops->on_complete) s->ops->on_complete(s, t->ctx);
+        colo_ts_abort(&t->dom->ts, t->ctx); /* stops its kernels through the policy */
+    for (int k = 0; k < t->n_streams; k++)
+        halt_kernel(&t->streams[k]);
+    colo_sched_t *sc = t->dom->sched;
+    for (int k = 0; sc && k < t->n_streams; k++) {
+        size_t m = t->streams[k].item;
+        if (sc->item[m].state == COLO_ITEM_IDLE) continue; /* its kernel is lost with it */
+        sc->item[m].state = COLO_ITEM_IDLE;
+        sc->item[m].preempting = false;
+        sc->item[m].last_of_request = true;
+        t->dom->launches[m]++;
+        if (sc->ops->on_complete) sc->ops->on_complete(sc, m);
     }
     t->incarnation++;
     t->faults++;
-    t->kernel_left = 1.0;
     t->down = true;
     t->up_at = sim->eq.now + sim->sc->sharing.recovery;
-    t->busy = false;
     t->batch_timer = false; /* a pending timer carries the old incarnation */
-    for (int k = 0; k < t->n_batch; k++) {
-        drop(t, t->batch[k].arrival, COLO_DROP_FAULT);
-        client_done(t, t->batch[k].client);
+    for (int k = 0; k < t->n_streams; k++) {
+        colo_stream_run_t *s = &t->streams[k];
+        s->kernel_left = 1.0;
+        s->kernel_ready = false;
+        s->busy = false;
+        for (int b = 0; b < s->n_batch; b++) {
+            drop(t, s->batch[b].arrival, COLO_DROP_FAULT);
+            client_done(t, s->batch[b].client);
+        }
+        s->n_batch = 0;
     }
-    t->n_batch = 0;
+    t->busy_streams = 0;
     while (t->qlen) {
-        struct colo_request q = t->queue[t->qhead];
-        t->qhead = (t->qhead + 1) % t->qcap;
-        t->qlen--;
+        struct colo_request q = pop_request(t);
         drop(t, q.arrival, COLO_DROP_FAULT);
         client_done(t, q.client);
     }
@@ -807,7 +1019,7 @@ static int range_set(colo_hw_t *hw, int first, int n, uint32_t *idx)
     return colo_hw_add_sm_set(hw, ids, n, idx);
 }
 
-/* The scenario's kernel scheduler for concurrent domain d. */
+/* The scenario's kernel scheduler for concurrent domain d: one item per stream. */
 static int sched_new(colo_sim_t *sim, colo_domain_t *d)
 {
     const colo_scenario_t *sc = sim->sc;
@@ -816,7 +1028,7 @@ static int sched_new(colo_sim_t *sim, colo_domain_t *d)
     d->sched = s;
     s->ops = sc->scheduler.ops;
     memcpy(s->param, sc->scheduler.param, sizeof s->param);
-    s->n = d->n_members;
+    s->n = d->n_items;
     s->sms = d->sms;
     s->now = &sim->eq.now;
     s->preempt = sched_preempt;
@@ -825,8 +1037,8 @@ static int sched_new(colo_sim_t *sim, colo_domain_t *d)
     d->launches = colo_calloc(s->n, sizeof *d->launches);
     if (!s->item || !d->launches) return COLO_ENOMEM;
     for (size_t m = 0; m < s->n; m++) {
-        s->item[m].tenant = d->members[m];
-        s->item[m].cls = sc->tenants[d->members[m]].cls;
+        s->item[m].tenant = d->items[m]->t->idx;
+        s->item[m].cls = d->items[m]->t->cfg->cls;
         s->item[m].deadline = INT64_MAX;
     }
     int rc = s->ops->init ? s->ops->init(s) : 0;
@@ -847,6 +1059,9 @@ static int build_domains(colo_sim_t *sim)
     size_t n_dom = mig ? sc->sharing.n_instances : 1;
     if (!(sim->dom = colo_calloc(n_dom, sizeof *sim->dom))) return COLO_ENOMEM;
     sim->n_dom = n_dom;
+    size_t streams = 0;
+    for (size_t i = 0; i < sim->n; i++)
+        streams += (size_t)sim->t[i].n_streams;
     int rc = 0;
     for (size_t k = 0; k < sim->n_dom && !rc; k++) {
         colo_domain_t *d = &sim->dom[k];
@@ -875,7 +1090,9 @@ static int build_domains(colo_sim_t *sim)
             share = in->share;
         }
         d->kind = share == COLO_SHARE_TIMESLICE ? COLO_DOM_TIMESLICE : COLO_DOM_CONCURRENT;
-        if (!rc && !(d->members = colo_calloc(sc->n_tenants, sizeof *d->members))) rc = COLO_ENOMEM;
+        if (!rc && (!(d->members = colo_calloc(sc->n_tenants, sizeof *d->members)) ||
+                    !(d->items = colo_calloc(streams, sizeof *d->items))))
+            rc = COLO_ENOMEM;
     }
     for (size_t i = 0; i < sim->n && !rc; i++) {
         colo_tenant_run_t *t = &sim->t[i];
@@ -884,6 +1101,11 @@ static int build_domains(colo_sim_t *sim)
         t->dom = d;
         t->ctx = d->n_members;
         d->members[d->n_members++] = i;
+        for (int k = 0; k < t->n_streams; k++) {
+            t->streams[k].item = d->n_items;
+            d->items[d->n_items++] = &t->streams[k];
+        }
+        if (d->kind == COLO_DOM_TIMESLICE && t->n_streams > 1) d->ts_exec = true;
         t->place = d->place;
         t->weight = c->priority ? 0.25 : 1.0; /* below-normal MPS clients: a quarter (docs) */
         if (c->sm_count > 0) rc = range_set(hw, c->sm_first, c->sm_count, &t->place.sm_set);
@@ -895,9 +1117,10 @@ static int build_domains(colo_sim_t *sim)
     for (size_t k = 0; k < sim->n_dom && !rc; k++) {
         colo_domain_t *d = &sim->dom[k];
         if (d->kind != COLO_DOM_TIMESLICE || d->n_members == 0) continue;
-        colo_ts_exec_t exec = {NULL, NULL, d, ts_observe};
+        colo_ts_exec_t timer = {NULL, NULL, d, ts_observe};
+        colo_ts_exec_t hw_exec = {ts_exec_start, ts_exec_stop, d, NULL};
         rc = colo_ts_init(&d->ts, &sim->eq, d->n_members, sc->sharing.timeslice,
-                          sc->sharing.switch_cost, on_ts_done, d, &exec);
+                          sc->sharing.switch_cost, on_ts_done, d, d->ts_exec ? &hw_exec : &timer);
         if (!rc) {
             d->ts_ready = true;
             colo_ts_set_window(&d->ts, sc->warmup, sc->duration);
@@ -915,6 +1138,11 @@ int colo_sim_new(const colo_scenario_t *sc, colo_sim_t **out, colo_error_t *err)
     sim->sc = sc;
     sim->n = sc->n_tenants;
     sim->end = sc->duration + sc->drain;
+    const colo_gpu_t *g = sc->gpu;
+    sim->host_spacing = colo_time_from_ns(g->launch.host_us * 1e3);
+    sim->graph_spacing = colo_time_from_ns(g->launch.graph_us * 1e3);
+    double lead = g->launch.start_us - g->launch.dispatch_us;
+    sim->start_lead = colo_time_from_ns(lead > 0 ? lead * 1e3 : 0);
     if (colo_eq_init(&sim->eq, 64 + 4 * sim->n)) goto fail;
     if (colo_hw_init(&sim->hw, sc->gpu, &sim->eq)) goto fail;
     sim->hw_ready = true;
@@ -926,15 +1154,22 @@ int colo_sim_new(const colo_scenario_t *sc, colo_sim_t **out, colo_error_t *err)
         t->cfg = &sc->tenants[i];
         t->latency.limit = sc->exact_samples;
         t->qcap = 64;
-        t->kernel_left = 1.0;
         t->rng = colo_rng_new(sc->seed, t->cfg->name);
         t->queue = colo_malloc(t->qcap * sizeof *t->queue);
         size_t nv = t->cfg->n_variants;
         t->var = colo_calloc(nv, sizeof *t->var);
         t->totals = colo_calloc(nv, sizeof *t->totals);
-        t->batch =
-            colo_calloc((size_t)(t->cfg->max_batch > 0 ? t->cfg->max_batch : 1), sizeof *t->batch);
-        if (!t->rng || !t->queue || !t->var || !t->totals || !t->batch) goto fail;
+        t->n_streams = t->cfg->instances > 0 ? t->cfg->instances : 1;
+        t->streams = colo_calloc((size_t)t->n_streams, sizeof *t->streams);
+        if (!t->rng || !t->queue || !t->var || !t->totals || !t->streams) goto fail;
+        size_t per_batch = (size_t)(t->cfg->max_batch > 0 ? t->cfg->max_batch : 1);
+        for (int k = 0; k < t->n_streams; k++) {
+            colo_stream_run_t *s = &t->streams[k];
+            s->t = t;
+            s->idx = k;
+            s->kernel_left = 1.0;
+            if (!(s->batch = colo_calloc(per_batch, sizeof *s->batch))) goto fail;
+        }
         for (size_t k = 0; k < nv; k++) {
             size_t n_ops = t->cfg->variants[k].trace->n_ops;
             t->var[k].op_time = colo_malloc(n_ops * sizeof *t->var[k].op_time);
@@ -947,26 +1182,21 @@ int colo_sim_new(const colo_scenario_t *sc, colo_sim_t **out, colo_error_t *err)
     if ((rc = build_domains(sim))) goto fail;
     for (size_t i = 0; i < sim->n; i++) {
         colo_tenant_run_t *t = &sim->t[i];
-        colo_place_rates_t pr = colo_tenant_place_rates(sc, i);
+        t->rates = colo_tenant_place_rates(sc, i);
         for (size_t v = 0; v < t->cfg->n_variants && !rc; v++) {
-            const colo_variant_t *var = &t->cfg->variants[v];
-            const colo_trace_t *tr = var->trace;
-            rc = colo_variant_times(var, sc->gpu, pr, t->var[v].op_time, &t->totals[v], err);
+            const colo_trace_t *tr = t->cfg->variants[v].trace;
+            rc = variant_ops(t->cfg, v, sc->gpu, t->rates, t->var[v].op_time, t->var[v].work, err);
+            if (rc) break;
+            t->totals[v] = colo_request_schedule(tr, t->var[v].op_time, sc->gpu,
+                                                 t->cfg->cuda_graphs);
             t->var[v].first_kernel = SIZE_MAX;
-            for (size_t k = 0; k < tr->n_ops && !rc; k++)
+            for (size_t k = 0; k < tr->n_ops; k++)
                 if (tr->ops[k].type == COLO_OP_KERNEL) {
-                    rc = colo_kernel_work(&tr->ops[k], var->gpu, sc->gpu, &t->var[v].work[k],
-                                          tr->path, k, err);
                     if (t->var[v].first_kernel == SIZE_MAX) t->var[v].first_kernel = k;
                     t->var[v].last_kernel = k;
                 }
         }
-        if (!rc) {
-            size_t k;
-            double f;
-            colo_batch_variant(t->cfg, t->totals, 1, &k, &f);
-            t->isolated = colo_time_from_ns((double)t->totals[k] * f);
-        }
+        if (!rc) rc = colo_tenant_request_time(sc, i, t->rates, 1, &t->isolated, err);
         if (rc) {
             colo_sim_free(sim);
             return rc;
@@ -1016,8 +1246,8 @@ int colo_sim_run(colo_sim_t *sim, colo_error_t *err)
     /* close the statistics of what is still running at the end */
     const colo_scenario_t *sc = sim->sc;
     for (size_t i = 0; i < sim->n; i++)
-        if (sim->t[i].kernel_running)
-            colo_add_clipped(&sim->t[i].gpu_time, sim->t[i].kernel_since, sim->end, sc->warmup,
+        if (sim->t[i].kernels_running)
+            colo_add_clipped(&sim->t[i].gpu_time, sim->t[i].gpu_since, sim->end, sc->warmup,
                              sc->duration);
     if (sim->kernels_running)
         colo_add_clipped(&sim->busy_time, sim->busy_since, sim->end, sc->warmup, sc->duration);
@@ -1045,21 +1275,35 @@ void colo_sim_check(const colo_sim_t *sim)
     for (size_t i = 0; i < sim->n; i++) {
         const colo_tenant_run_t *t = &sim->t[i];
         const char *name = t->cfg->name;
-        COLO_CHECK(t->kernel_starts == t->kernel_ends + t->kernel_running,
+        int streams_running = 0, busy = 0;
+        for (int k = 0; k < t->n_streams; k++) {
+            streams_running += t->streams[k].kernel_running;
+            busy += t->streams[k].busy;
+            COLO_CHECK(t->streams[k].busy || t->streams[k].n_batch == 0,
+                       "tenant %s: instance %d holds %d requests while idle", name, k,
+                       t->streams[k].n_batch);
+        }
+        COLO_CHECK(streams_running == t->kernels_running && busy == t->busy_streams &&
+                       busy <= t->n_streams,
+                   "tenant %s: %d kernels and %d requests running on its %d instances; counted "
+                   "%d and %d",
+                   name, streams_running, busy, t->n_streams, t->kernels_running, t->busy_streams);
+        COLO_CHECK(t->kernel_starts == t->kernel_ends + (uint64_t)t->kernels_running,
                    "tenant %s: %llu kernels started, %llu ended, %d still running", name,
                    (unsigned long long)t->kernel_starts, (unsigned long long)t->kernel_ends,
-                   (int)t->kernel_running);
-        running += t->kernel_running;
+                   t->kernels_running);
+        running += t->kernels_running;
         uint64_t by_reason = 0;
         for (int r = 0; r < COLO_DROP_REASONS; r++)
             by_reason += t->dropped_by[r];
         COLO_CHECK(by_reason == t->dropped, "tenant %s: %llu dropped, %llu with a reason", name,
                    (unsigned long long)t->dropped, (unsigned long long)by_reason);
-        uint64_t in_flight = 0; /* of the window's arrivals: waiting, or in the running batch */
+        uint64_t in_flight = 0; /* of the window's arrivals: waiting, or in a running batch */
         for (size_t k = 0; k < t->qlen; k++)
             in_flight += in_window(sim, t->queue[(t->qhead + k) % t->qcap].arrival);
-        for (int k = 0; k < t->n_batch; k++)
-            in_flight += in_window(sim, t->batch[k].arrival);
+        for (int k = 0; k < t->n_streams; k++)
+            for (int b = 0; b < t->streams[k].n_batch; b++)
+                in_flight += in_window(sim, t->streams[k].batch[b].arrival);
         COLO_CHECK(t->arrived == t->completed + t->dropped + in_flight,
                    "tenant %s: %llu requests arrived in the window, %llu completed, %llu dropped, "
                    "%llu in flight at the end",
@@ -1088,7 +1332,9 @@ void colo_sim_free(colo_sim_t *sim)
             }
             colo_free(t->var);
             colo_free(t->totals);
-            colo_free(t->batch);
+            for (int k = 0; t->streams && k < t->n_streams; k++)
+                colo_free(t->streams[k].batch);
+            colo_free(t->streams);
             colo_samples_fini(&t->latency);
         }
         colo_free(sim->t);
@@ -1096,6 +1342,7 @@ void colo_sim_free(colo_sim_t *sim)
     for (size_t k = 0; k < sim->n_dom; k++) {
         if (sim->dom[k].ts_ready) colo_ts_fini(&sim->dom[k].ts);
         colo_free(sim->dom[k].members);
+        colo_free(sim->dom[k].items);
     }
     for (size_t k = 0; sim->dom && k < sim->n_dom; k++) {
         colo_sched_t *s = sim->dom[k].sched;
@@ -1133,8 +1380,15 @@ int colo_sim_set_timeline(colo_sim_t *sim, colo_timeline_t *tl)
     colo_timeline_name(tl, COLO_TL_COUNTERS, 0, "counters", 3);
     for (size_t i = 0; i < sim->n; i++) {
         colo_tenant_run_t *t = &sim->t[i];
-        snprintf(name, sizeof name, "%s (%s)", t->cfg->name, t->cfg->trace->model);
-        colo_timeline_name(tl, COLO_TL_TENANTS, (int)i + 1, name, (int)i);
+        for (int k = 0; k < t->n_streams; k++) {
+            if (t->n_streams == 1)
+                snprintf(name, sizeof name, "%s (%s)", t->cfg->name, t->cfg->trace->model);
+            else
+                snprintf(name, sizeof name, "%s (%s), instance %d", t->cfg->name,
+                         t->cfg->trace->model, k + 1);
+            colo_timeline_name(tl, COLO_TL_TENANTS, stream_tid(&t->streams[k]), name,
+                               (int)i * 64 + k);
+        }
         /* a partition's track, named once by its first tenant */
         bool first = true;
         for (size_t j = 0; j < i; j++)
@@ -1142,10 +1396,11 @@ int colo_sim_set_timeline(colo_sim_t *sim, colo_timeline_t *tl)
         if (first) {
             int sharers = 0;
             for (size_t j = 0; j < sim->n; j++)
-                sharers += sim->t[j].place.sm_set == t->place.sm_set;
-            const char *how = sharers == 1 ? "one tenant"
-                              : t->dom->kind == COLO_DOM_CONCURRENT ? "kernels co-reside"
-                                                                    : "one context at a time";
+                sharers += sim->t[j].place.sm_set == t->place.sm_set ? sim->t[j].n_streams : 0;
+            const char *how = sharers == 1                       ? "one stream"
+                              : t->dom->kind == COLO_DOM_CONCURRENT || t->dom->ts_exec
+                                  ? "kernels co-reside"
+                                  : "one context at a time";
             int pid = COLO_TL_PARTITIONS + (int)t->place.sm_set;
             snprintf(name, sizeof name, "SM partition %u: %d SMs, %s", t->place.sm_set,
                      colo_hw_set_sms(&sim->hw, t->place.sm_set), how);

@@ -17,6 +17,12 @@
 
 struct colo_sim;
 
+/* Where a tenant runs, as numbers: its SMs, and the DRAM and L2 bandwidth of its part. */
+typedef struct colo_place_rates {
+    int sms;
+    double dram_rate, l2_rate;
+} colo_place_rates_t;
+
 /* Why a request was dropped. */
 typedef enum {
     COLO_DROP_FAULT,       /* in flight or queued in a process (or MPS server) that crashed */
@@ -40,19 +46,62 @@ typedef struct colo_domain {
     colo_domain_kind_t kind;
     colo_ts_t ts; /* time-slicing domains; context i is tenant members[i] */
     bool ts_ready;
+    bool ts_exec; /* time-slicing with several streams in a context: kernels run on the
+                   * hardware model while their context owns the GPU */
+    struct colo_stream_run *ts_done; /* the stream whose kernel the executor reports ended */
     size_t *members;
     size_t n_members;
+    struct colo_stream_run **items; /* concurrent domains: every member's streams, in order;
+                                     * the scheduler's items */
+    size_t n_items;
     colo_hw_place_t place; /* the domain's part of the GPU */
     uint32_t ce;           /* its copy-engine domain */
     int sms;               /* SMs in its part */
     double dram_rate, l2_rate;
     colo_sched_t *sched; /* concurrent domains with a kernel scheduler; NULL: none */
-    uint64_t *launches;  /* per member: launches so far (stale preemption timers) */
+    uint64_t *launches;  /* per item: launches so far (stale preemption timers) */
     bool dispatching;
 } colo_domain_t;
 
-/* One tenant's state during a run: a FIFO of waiting requests, the request being served (one
- * at a time, its ops in stream order), and counters for requests arriving in the window. */
+/* How a batch of b requests runs (colo_batch_plan): the trace whose kernels run, and how each
+ * kernel is changed to the batch. */
+typedef struct colo_batch_plan {
+    size_t var;   /* the trace that runs */
+    double f;     /* != 1: every kernel at f x the trace's batch by the kernel model */
+    size_t lo;    /* interpolation: the trace below var (lo == var: none) */
+    double alpha; /* where b lies from lo's batch (0) to var's (1) */
+    double scale; /* traces whose kernels differ: var's whole time is scaled by this */
+} colo_batch_plan_t;
+
+/* One instance of a tenant (Triton's instance_group count): a request or batch in flight on its
+ * own CUDA stream, its ops in stream order. */
+typedef struct colo_stream_run {
+    struct colo_tenant_run *t;
+    int idx;     /* among its tenant's instances */
+    size_t item; /* its item in a concurrent domain's scheduler */
+    bool busy;
+    struct colo_request *batch; /* the requests being served together */
+    int n_batch;
+    colo_batch_plan_t plan;
+    colo_time_t batch_start;
+    colo_time_t copy_start; /* its copy in progress: when it was issued */
+    int lane;               /* its running kernel's lane on its partition's timeline */
+    int copy_lane;          /* its copy's lane on its copy engines' timeline */
+    double ts_use[3];       /* time-sliced kernel running: its SMs, L2 and DRAM bytes per ns */
+    colo_time_t host_clock; /* when the host issued the last op (or returned from a copy) */
+    bool after_sync;        /* the host has just returned from a synchronous copy */
+    size_t cur_op;
+    colo_kernel_work_t w;      /* the current kernel at this batch */
+    colo_time_t alone;         /* its time alone at the tenant's place */
+    colo_hw_kernel_t *kernel;  /* its kernel on the hardware model, NULL when none runs */
+    bool kernel_ready;         /* time-slicing executor: submitted, waiting for its context */
+    double kernel_left;        /* fraction of the current kernel's work left */
+    colo_time_t kernel_since;  /* when the running kernel last started or resumed */
+    bool kernel_running;       /* its kernel runs (on the hardware model or the policy's timer) */
+} colo_stream_run_t;
+
+/* One tenant's state during a run: a FIFO of waiting requests, its instances (streams), and
+ * counters for requests arriving in the window. */
 typedef struct colo_tenant_run {
     struct colo_sim *sim;
     size_t idx;
@@ -61,14 +110,15 @@ typedef struct colo_tenant_run {
     colo_domain_t *dom;
     size_t ctx;            /* its index in dom->members */
     colo_hw_place_t place; /* where its kernels run */
+    colo_place_rates_t rates; /* and that place as numbers */
     double weight;         /* in the solver: MPS priority */
     /* per trace (batch size) of the tenant: per op, alone at its place */
     struct colo_variant_run {
-        colo_time_t *op_time;     /* kernel duration or copy time */
+        colo_time_t *op_time;     /* kernel (with its dispatch gap) or copy time */
         colo_kernel_work_t *work; /* kernels only */
         size_t first_kernel, last_kernel; /* op indices of its first and last kernels */
     } * var;
-    colo_time_t *totals;  /* one run of each trace alone, for colo_batch_variant */
+    colo_time_t *totals;  /* one run of each trace alone, for colo_batch_plan */
     colo_time_t isolated; /* one request alone, start to finish */
     /* waiting requests: ring buffer */
     struct colo_request {
@@ -79,25 +129,12 @@ typedef struct colo_tenant_run {
     colo_arrival_state_t arrivals; /* the arrival process's state (a replayed log) */
     int *outstanding;              /* closed loop: requests each client waits for */
     colo_time_t up_at;             /* while down: when it is back */
-    /* the request being served */
-    bool busy;
-    struct colo_request *batch; /* the requests being served together */
-    int n_batch;
-    size_t cur_var;   /* the trace running them */
-    double cur_scale; /* its kernels' durations scaled to the batch size */
+    colo_stream_run_t *streams;    /* its instances */
+    int n_streams, busy_streams;
+    int peak_busy;                 /* most instances busy at once */
     bool batch_timer; /* waiting for a batch to fill */
-    colo_time_t batch_start;
-    colo_time_t copy_start; /* its copy in progress: when it was issued */
-    int lane;               /* its running kernel's lane on its partition's timeline */
-    int copy_lane;          /* its copy's lane on its copy engines' timeline */
-    double ts_use[3];       /* time-sliced kernel running: its SMs, L2 and DRAM bytes per ns */
-    colo_time_t host_clock;
-    size_t cur_op;
-    colo_hw_kernel_t *kernel; /* its kernel on the hardware model, NULL when none runs */
-    double kernel_left;       /* fraction of the current kernel's work left */
-    colo_time_t kernel_since; /* when the running kernel last started or resumed */
-    bool kernel_running;      /* its kernel runs (on the hardware model or the policy's timer) */
     uint64_t kernel_starts, kernel_ends; /* kernels started or resumed, and stopped or ended */
+    int kernels_running;                 /* of its streams */
     /* faults */
     bool down;
     uint64_t incarnation; /* changes when its process dies: stale completions are ignored */
@@ -109,7 +146,8 @@ typedef struct colo_tenant_run {
     uint64_t batches, batched; /* executions, and the requests they carried (in the window) */
     /* requests of any arrival time that completed in [warmup, duration): the throughput */
     uint64_t finished_in_window;
-    colo_time_t gpu_time; /* time its kernels ran, in the window */
+    colo_time_t gpu_time; /* time its kernels ran (any of its streams), in the window */
+    colo_time_t gpu_since;
     double queue_ns, exec_ns; /* completed requests: time waiting, and from start to end */
     colo_samples_t latency;
 } colo_tenant_run_t;
@@ -133,6 +171,9 @@ typedef struct colo_sim {
     int kernels_running; /* for the busy fraction */
     colo_time_t busy_since, busy_time;
     colo_time_t end; /* duration + drain: nothing runs past this */
+    /* the launch of a request's ops (issue_op): spacing of launches, plain and in a CUDA graph,
+     * and from launch to the start of a kernel's time (which includes its dispatch gap) */
+    colo_time_t host_spacing, graph_spacing, start_lead;
     colo_time_t last_event;
     colo_timeline_t *tl; /* borrowed; NULL: no timeline */
     /* utilisation: time-sliced kernels (outside the solver) by their rates alone: SMs, L2, DRAM */
@@ -172,11 +213,6 @@ void colo_sim_check(const colo_sim_t *sim);
  * kernels running and queue lengths. Call before colo_sim_run. 0 or COLO_ENOMEM. */
 int colo_sim_set_timeline(colo_sim_t *sim, colo_timeline_t *tl);
 
-/* Where a tenant runs, as numbers: its SMs, and the DRAM and L2 bandwidth of its part. */
-typedef struct colo_place_rates {
-    int sms;
-    double dram_rate, l2_rate;
-} colo_place_rates_t;
 
 /* The part of the GPU tenant i of sc runs on (whole GPU, MIG instance, Green Context, MPS cap
  * or partition). */
@@ -186,19 +222,45 @@ colo_place_rates_t colo_tenant_place_rates(const colo_scenario_t *sc, size_t i);
 colo_place_rates_t colo_place_rates_of(const colo_gpu_t *g, const colo_mig_profile_t *prof,
                                        int sms);
 
-/* Per-op times of one of a tenant's traces alone at rates on gpu (kernels from the kernel model,
- * copies at the link's full rate), into op_time (may be NULL), and the time of one run of it
- * alone into *total: ops in stream order, host gaps on the CPU's clock, copies synchronous.
- * Errors when a kernel cannot run on gpu. */
-int colo_variant_times(const colo_variant_t *v, const colo_gpu_t *gpu, colo_place_rates_t rates,
-                       colo_time_t *op_time, colo_time_t *total, colo_error_t *err);
+/* Per-op times of trace k of tenant c alone at rates on gpu (kernels from the kernel model with
+ * their dispatch gap, copies at the link's full rate), into op_time (may be NULL), and the time
+ * of one run of it alone into *total: ops in stream order, launched by the host as
+ * colo_request_schedule says. Errors when a kernel cannot run on gpu. */
+int colo_variant_times(const colo_tenant_cfg_t *c, size_t k, const colo_gpu_t *gpu,
+                       colo_place_rates_t rates, colo_time_t *op_time, colo_time_t *total,
+                       colo_error_t *err);
 
-/* The trace that runs a batch of b requests, and the factor its kernel durations are scaled by:
- * the trace of the smallest traced batch >= b (padding), scaled to the time interpolated
- * linearly between the traced batches around b (docs/arrivals.md, "Batching"). totals[k] is
- * trace k's time alone. Without batching a request is one run of the only trace. */
-void colo_batch_variant(const colo_tenant_cfg_t *c, const colo_time_t *totals, int b, size_t *k,
-                        double *f);
+/* When a request's ops end, run alone on one stream from time 0: the host issues op i a host
+ * gap after op i-1 (at least launch.host_us between launches, or launch.graph_us between the
+ * kernels of a CUDA graph, where the host gaps vanish); a kernel starts launch.start_us after
+ * its launch, and not before the op before it ends (its time includes the dispatch gap); the
+ * host waits for a copy unless the request is a graph. op_time[i] is op i's time. */
+colo_time_t colo_request_schedule(const colo_trace_t *tr, const colo_time_t *op_time,
+                                  const colo_gpu_t *gpu, bool graphs);
+
+/* How a batch of b requests runs (docs/arrivals.md, "Batching"): a traced batch of b runs as
+ * traced; between two traced batches, each kernel's time is interpolated between its two traces
+ * when they have the same kernels in the same order, else the upper trace is scaled to the
+ * interpolated total; below the smallest or above the largest traced batch, the nearest trace
+ * runs at b / its batch by the kernel model. totals[k] is trace k's time alone. Without
+ * batching a request is one run of the first trace. */
+void colo_batch_plan(const colo_tenant_cfg_t *c, const colo_time_t *totals, int b,
+                     colo_batch_plan_t *p);
+
+/* Kernel op i of the plan's trace at the plan's batch: into out, from the traces' works and
+ * times alone at the place (var[] as in colo_tenant_run_t). */
+void colo_plan_kernel(const colo_batch_plan_t *p, const struct colo_variant_run *var, size_t i,
+                      colo_kernel_work_t *out);
+
+/* One batch of b requests of a tenant c alone on a part (pr) of gpu: its time from start to
+ * finish into *request, and the sum of its kernels' durations alone (without dispatch gaps,
+ * what a profiler reports) into *kernels; either may be NULL. */
+int colo_request_time(const colo_tenant_cfg_t *c, const colo_gpu_t *gpu, colo_place_rates_t pr,
+                      int b, colo_time_t *request, colo_time_t *kernels, colo_error_t *err);
+
+/* One batch of b requests of tenant i alone on its part of the GPU (rates): start to finish. */
+int colo_tenant_request_time(const colo_scenario_t *sc, size_t i, colo_place_rates_t pr, int b,
+                             colo_time_t *t, colo_error_t *err);
 
 /* One request alone on tenant i's part of the GPU: a batch of one. */
 int colo_tenant_isolated(const colo_scenario_t *sc, size_t i, colo_time_t *isolated,

@@ -124,7 +124,7 @@ static long next_waiting(const colo_ts_t *ts)
     long from = ts->owner >= 0 ? ts->owner : ts->resident;
     for (size_t k = 1; k <= ts->n; k++) {
         size_t c = (size_t)((from + (long)k + (long)ts->n) % (long)ts->n);
-        if ((long)c != ts->owner && ts->ctx[c].has_work) return (long)c;
+        if ((long)c != ts->owner && ts->ctx[c].work > 0) return (long)c;
     }
     return -1;
 }
@@ -145,19 +145,22 @@ static void on_switch_done(void *obj, int64_t arg)
     colo_ts_t *ts = obj;
     colo_add_clipped(&ts->switching, ts->eq->now - ts->switch_cost, ts->eq->now, ts->w0, ts->w1);
     ts->resident = ts->owner;
-    if (ts->ctx[ts->owner].has_work)
+    if (ts->ctx[ts->owner].work > 0)
         begin_slice(ts);
     else /* its kernel was aborted while the switch went on */
         yield(ts);
 }
 
+/* One of c's kernels has ended: when it was the last, c stops running; either way the callee
+ * may submit c's next kernel, which then starts at once. */
 static void finish(colo_ts_t *ts, size_t c)
 {
-    ts->done_ev = 0;
-    account_run(ts, ts->eq->now);
-    ts->ctx[c].has_work = false;
-    ts->ctx[c].remaining = 0;
-    ts->on_done(ts->obj, c); /* may submit c's next kernel, which then starts at once */
+    if (--ts->ctx[c].work == 0) {
+        ts->done_ev = 0;
+        account_run(ts, ts->eq->now);
+        ts->ctx[c].remaining = 0;
+    }
+    ts->on_done(ts->obj, c);
     if (ts->owner == (long)c && !ts->running) yield(ts);
 }
 
@@ -173,9 +176,9 @@ void colo_ts_kernel_done(colo_ts_t *ts, size_t ctx)
 
 void colo_ts_abort(colo_ts_t *ts, size_t c)
 {
-    if (c >= ts->n || !ts->ctx[c].has_work) return;
+    if (c >= ts->n || ts->ctx[c].work == 0) return;
     if (ts->owner == (long)c && ts->running) stop_kernel(ts);
-    ts->ctx[c].has_work = false;
+    ts->ctx[c].work = 0;
     ts->ctx[c].remaining = 0;
     if (ts->owner == (long)c && ts->phase == COLO_TS_OWNED) yield(ts);
     /* while switching to c, on_switch_done finds no work and yields */
@@ -209,12 +212,14 @@ void colo_ts_close(colo_ts_t *ts, colo_time_t end)
 
 int colo_ts_submit(colo_ts_t *ts, size_t c, colo_time_t work)
 {
-    if (c >= ts->n || ts->ctx[c].has_work) return COLO_ESTATE;
-    ts->ctx[c].has_work = true;
+    if (c >= ts->n || (!ts->exec.start && ts->ctx[c].work > 0)) return COLO_ESTATE;
+    ts->ctx[c].work++;
     ts->ctx[c].remaining = work;
     if (ts->phase == COLO_TS_IDLE)
         grant(ts, c);
     else if (ts->phase == COLO_TS_OWNED && ts->owner == (long)c && !ts->running)
         start_kernel(ts);
+    else if (ts->phase == COLO_TS_OWNED && ts->owner == (long)c && ts->exec.start)
+        ts->exec.start(ts->exec.obj, c); /* joins the owner's running kernels */
     return 0;
 }

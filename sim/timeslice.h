@@ -18,9 +18,12 @@
 /* Called when context ctx's kernel has finished; the callee may submit the next one at once. */
 typedef void (*colo_ts_done_fn)(void *obj, size_t ctx);
 
-/* What runs the kernels. start runs ctx's submitted kernel from where it stopped; stop
- * preempts it, keeping its progress; the executor calls colo_ts_kernel_done when a kernel ends.
- * Without one (NULL), the policy times kernels itself by the work given to colo_ts_submit. */
+/* What runs the kernels. start runs ctx's submitted kernels that are not running, each from
+ * where it stopped; stop preempts all of ctx's running kernels, keeping their progress; the
+ * executor calls colo_ts_kernel_done when one ends. With an executor a context may have several
+ * kernels submitted at once (several streams of one process), which run together while it owns
+ * the GPU. Without one (NULL), the policy times kernels itself by the work given to
+ * colo_ts_submit, one at a time per context. */
 typedef struct colo_ts_exec {
     void (*start)(void *obj, size_t ctx);
     void (*stop)(void *obj, size_t ctx);
@@ -31,8 +34,8 @@ typedef struct colo_ts_exec {
 } colo_ts_exec_t;
 
 struct colo_ts_ctx {
-    bool has_work;         /* a kernel is submitted and not finished */
-    colo_time_t remaining; /* GPU time it still needs */
+    int work;              /* kernels submitted and not finished */
+    colo_time_t remaining; /* built-in timer: GPU time its kernel still needs */
     colo_time_t gpu_time;  /* GPU time it received inside the measurement window */
 };
 
@@ -66,16 +69,16 @@ void colo_ts_fini(colo_ts_t *ts);
 /* Sets the window the time statistics are clipped to. */
 void colo_ts_set_window(colo_ts_t *ts, colo_time_t w0, colo_time_t w1);
 
-/* Context ctx has a kernel ready (needing work of GPU time alone, for the built-in timer). A
- * context submits one kernel at a time (stream order). 0, COLO_ESTATE if ctx already has one,
- * or COLO_ENOMEM. */
+/* Context ctx has a kernel ready (needing work of GPU time alone, for the built-in timer). With
+ * the built-in timer a context submits one kernel at a time (stream order); with an executor,
+ * any number. 0, COLO_ESTATE if the timer's ctx already has one, or COLO_ENOMEM. */
 int colo_ts_submit(colo_ts_t *ts, size_t ctx, colo_time_t work);
 
-/* The executor reports that ctx's running kernel has ended. */
+/* The executor reports that one of ctx's running kernels has ended. */
 void colo_ts_kernel_done(colo_ts_t *ts, size_t ctx);
 
-/* Drops ctx's kernel without completing it (its process died): stops it if it runs, and gives
- * the GPU to the next context. No done callback. */
+/* Drops ctx's kernels without completing them (its process died): stops them if they run, and
+ * gives the GPU to the next context. No done callback. */
 void colo_ts_abort(colo_ts_t *ts, size_t ctx);
 
 /* Ends the statistics at time end: a kernel still running counts as busy up to end. The

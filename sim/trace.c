@@ -56,6 +56,7 @@ void colo_trace_summarise(colo_trace_t *t)
         const colo_op_t *op = &t->ops[i];
         /* saturating: readers bound each op (COLO_OP_MAX_*), not how many there are */
         if (op->type == COLO_OP_KERNEL) {
+            t->ops[i].cls = colo_kernel_classify(op->name, op->math);
             t->n_kernels++;
             if (__builtin_add_overflow(t->kernel_time, op->duration, &t->kernel_time))
                 t->kernel_time = COLO_TIME_MAX;
@@ -157,8 +158,9 @@ static int get_dim3(const struct reader *r, size_t i, json_t *obj, const char *k
 static int read_kernel(const struct reader *r, size_t i, json_t *o, colo_op_t *op)
 {
     static const char *const keys[] = {
-        "type",  "name",       "grid",     "block", "registers", "shared_bytes", "duration_ns",
-        "class", "dram_bytes", "l2_bytes", "flops", "gap_ns",    "stream",       NULL};
+        "type",   "name",       "grid",       "block",    "registers", "shared_bytes",
+        "duration_ns", "class", "math", "blocks_per_sm", "dram_bytes", "l2_bytes", "flops",
+        "gap_ns", "stream", NULL};
     int rc = check_keys(r, i, o, keys);
     if (rc) return rc;
     json_t *name = json_object_get(o, "name");
@@ -173,6 +175,7 @@ static int read_kernel(const struct reader *r, size_t i, json_t *o, colo_op_t *o
         (rc = get_int_field(r, i, o, "registers", 255, &op->registers)) ||
         (rc = get_int_field(r, i, o, "shared_bytes", 0x7fffffff, &op->shared_bytes)) ||
         (rc = get_int_field(r, i, o, "stream", 0x7fffffff, &op->stream)) ||
+        (rc = get_int_field(r, i, o, "blocks_per_sm", 1024, &op->blocks_per_sm)) ||
         (rc = get_number(r, i, o, "duration_ns", 1, &dur)) ||
         (rc = get_number(r, i, o, "gap_ns", 0, &gap)) ||
         (rc = get_number(r, i, o, "dram_bytes", 0, &op->dram_bytes)) ||
@@ -198,6 +201,14 @@ static int read_kernel(const struct reader *r, size_t i, json_t *o, colo_op_t *o
         else
             return op_error(r, i, "class", COLO_EINVAL,
                             "must be \"compute\", \"memory\" or \"unknown\"");
+    }
+    json_t *math = json_object_get(o, "math");
+    if (math) {
+        op->math = colo_math_parse(json_string_value(math));
+        if (op->math == COLO_MATH_CLASSES)
+            return op_error(r, i, "math", COLO_EINVAL,
+                            "must be one of \"auto\", \"memory\", \"fp32\", \"fp64\", \"tf32\", "
+                            "\"fp16\", \"bf16\", \"int8\", \"fp8\"");
     }
     if (!(op->name = colo_strdup(json_string_value(name)))) return COLO_ENOMEM;
     return 0;
@@ -357,6 +368,10 @@ static json_t *op_json(const colo_op_t *op)
         bad |= json_object_set_new(o, "duration_ns", json_integer(op->duration));
         if (op->stream) bad |= json_object_set_new(o, "stream", json_integer(op->stream));
         bad |= json_object_set_new(o, "class", json_string(colo_kclass_name(op->kclass)));
+        if (op->math != COLO_MATH_AUTO)
+            bad |= json_object_set_new(o, "math", json_string(colo_math_name(op->math)));
+        if (op->blocks_per_sm > 0)
+            bad |= json_object_set_new(o, "blocks_per_sm", json_integer(op->blocks_per_sm));
         if (op->dram_bytes >= 0)
             bad |= json_object_set_new(o, "dram_bytes", json_real(op->dram_bytes));
         if (op->l2_bytes >= 0) bad |= json_object_set_new(o, "l2_bytes", json_real(op->l2_bytes));

@@ -3,6 +3,7 @@
 #define COLO_TRACE_H
 
 #include "errors.h"
+#include "kernel_class.h"
 #include "simtime.h"
 
 #include <jansson.h>
@@ -30,6 +31,10 @@ typedef struct colo_op {
     int shared_bytes;     /* per block, static + dynamic; -1 unknown */
     colo_time_t duration; /* measured alone on the trace's GPU */
     colo_kclass_t kclass;
+    colo_math_t math;     /* as the trace gives it; COLO_MATH_AUTO: from the name */
+    colo_kernel_class_t cls; /* derived (colo_trace_summarise): math class and kind */
+    int blocks_per_sm;    /* resident per SM on the trace's GPU when the source knew it was fewer
+                           * than its block size allows (registers, shared memory); 0 unknown */
     double dram_bytes, l2_bytes, flops; /* -1 unknown */
     /* copies */
     colo_copy_dir_t dir;
@@ -97,7 +102,8 @@ typedef struct colo_timed_op {
  * COLO_ENOMEM. O(n log n). */
 int colo_trace_append_timed(colo_trace_t *t, colo_timed_op_t *ops, size_t n);
 
-/* Recomputes the derived counts and totals. O(n_ops). */
+/* Recomputes the derived counts and totals, and each kernel's class (colo_kernel_classify).
+ * O(n_ops x patterns). */
 void colo_trace_summarise(colo_trace_t *t);
 
 void colo_trace_free(colo_trace_t *t);

@@ -151,8 +151,11 @@ static int try_kineto(const char *path, colo_error_t *err)
 static int try_orion(const char *path, colo_error_t *err)
 {
     colo_trace_t *t = NULL;
-    int rc = colo_import_orion(path, "resnet50", 4, "v100-sxm2", &t, err);
+    colo_gpu_t *g = NULL;
+    int rc = colo_gpu_open("v100-sxm2", NULL, "none", &g, "t", 0, NULL, err);
+    if (!rc) rc = colo_import_orion(path, "resnet50", 4, g, NULL, &t, err);
     colo_trace_free(t);
+    colo_gpu_free(g);
     return rc;
 }
 

@@ -126,17 +126,19 @@ Test(calibration, a_run_uses_the_measured_link_and_keeps_traced_kernels)
 }
 
 /* A V100 trace on a calibrated H100 is scaled by the measured per-SM rate: half the FP32 rate
- * makes its compute-bound kernels slower. */
+ * makes its compute-bound kernels slower (its convolutions kept in FP32: on TF32 tensor cores
+ * the FP32 rate would not matter to them). */
 Test(calibration, traces_from_another_gpu_scale_by_the_measured_rates)
 {
-    const char *none[] = {"calibration=none", "duration_s=1", "warmup_s=0"};
+    const char *none[] = {"calibration=none", "duration_s=1", "warmup_s=0",
+                          "tenants.resnet50.fp32_math=fp32"};
     char sets_cal[600];
     snprintf(sets_cal, sizeof sets_cal, "calibration=%s",
              src_path("tests/fixtures/calibrated/h100-sxm.json"));
-    const char *cal[] = {sets_cal, "duration_s=1", "warmup_s=0"};
+    const char *cal[] = {sets_cal, "duration_s=1", "warmup_s=0", "tenants.resnet50.fp32_math=fp32"};
     const char *path = src_path("scenarios/resnet50_bert_timeslice.cfg");
-    test_run_t a = run_scenario(path, none, 3);
-    test_run_t b = run_scenario(path, cal, 3);
+    test_run_t a = run_scenario(path, none, 4);
+    test_run_t b = run_scenario(path, cal, 4);
     for (size_t i = 0; i < 2; i++) {
         double ia = result_num(result_tenant(&a, i), "isolated_ms");
         double ib = result_num(result_tenant(&b, i), "isolated_ms");

@@ -23,11 +23,15 @@ static void done(void *obj, int64_t arg)
     r->n_done++;
 }
 
+/* The rig's GPU has no fixed costs (no dispatch gap, no floor): these tests check how
+ * kernels share the hardware, with durations that are whole waves and transfers;
+ * test_kernel_model.c checks the fixed part. */
 static void rig_init(struct rig *r, const char *gpu)
 {
     memset(r, 0, sizeof *r);
     colo_eq_init(&r->eq, 0);
     r->gpu = open_gpu(gpu);
+    r->gpu->launch.dispatch_us = r->gpu->launch.floor_us = 0;
     cr_assert_eq(colo_hw_init(&r->hw, r->gpu, &r->eq), 0);
 }
 
@@ -66,7 +70,7 @@ static colo_kernel_work_t kwork(const colo_gpu_t *g, unsigned blocks, colo_time_
     colo_kernel_work_t w;
     colo_error_t err;
     colo_error_clear(&err);
-    cr_assert_eq(colo_kernel_work(&k, g, g, &w, "t", 0, &err), 0);
+    cr_assert_eq(colo_kernel_work(&k, g, g, COLO_FP32_PYTORCH, &w, "t", 0, &err), 0);
     return w;
 }
 
@@ -385,12 +389,45 @@ Test(hardware, alone_on_the_solver_equals_the_kernel_models_duration)
     cr_assert_eq(colo_gpu_open("v100-sxm2", NULL, "none", &v, "t", 0, NULL, &err), 0);
     for (size_t i = 0; i < tr->n_ops; i++) {
         colo_kernel_work_t w;
-        cr_assert_eq(colo_kernel_work(&tr->ops[i], v, r.gpu, &w, "t", i, &err), 0);
+        cr_assert_eq(colo_kernel_work(&tr->ops[i], v, r.gpu, COLO_FP32_PYTORCH, &w, "t", i, &err), 0);
         w.l2_bytes *= (i % 3 == 0) ? 4 : 1; /* some L2-bound ones too */
         colo_time_t t0 = r.eq.now;
         start(&r, &w, whole, 0);
         rig_run(&r);
         double got = (double)(r.done_at[0] - t0), want = (double)colo_kernel_duration(&w, r.gpu);
+        cr_assert(fabs(got - want) <= 1.0 + 1e-6 * want, "op %zu: %g vs %g", i, got, want);
+    }
+    colo_gpu_free(v);
+    colo_trace_free(tr);
+    rig_fini(&r);
+}
+
+Test(hardware, alone_on_the_solver_with_fixed_costs_equals_the_kernel_model)
+{
+    /* the same with the fixed part (dispatch gap and floor): the time-slicing policy times a
+     * kernel by colo_kernel_alone_at, the solver by its work with the fixed part in it */
+    struct rig r;
+    rig_init(&r, "h100-sxm");
+    colo_gpu_free(r.gpu); /* the real GPU, with its dispatch gap and floor */
+    colo_hw_fini(&r.hw);
+    r.gpu = open_gpu("h100-sxm");
+    cr_assert_eq(colo_hw_init(&r.hw, r.gpu, &r.eq), 0);
+    colo_error_t err;
+    colo_error_clear(&err);
+    colo_trace_t *tr;
+    colo_gpu_t *v;
+    cr_assert_eq(colo_trace_load(src_path("traces/bert_b2_v100.json"), &tr, &err), 0);
+    cr_assert_eq(colo_gpu_open("v100-sxm2", NULL, "none", &v, "t", 0, NULL, &err), 0);
+    for (size_t i = 0; i < tr->n_ops; i++) {
+        colo_kernel_work_t w;
+        cr_assert_eq(colo_kernel_work(&tr->ops[i], v, r.gpu, COLO_FP32_PYTORCH, &w, "t", i, &err), 0);
+        w.l2_bytes *= (i % 3 == 0) ? 4 : 1; /* some L2-bound ones too */
+        colo_time_t t0 = r.eq.now;
+        start(&r, &w, whole, 0);
+        rig_run(&r);
+        double got = (double)(r.done_at[0] - t0);
+        double want = colo_kernel_alone_at(&w, r.gpu->sm.count, colo_gpu_dram_rate(r.gpu),
+                                           colo_gpu_l2_rate(r.gpu));
         cr_assert(fabs(got - want) <= 1.0 + 1e-6 * want, "op %zu: %g vs %g", i, got, want);
     }
     colo_gpu_free(v);

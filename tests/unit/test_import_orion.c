@@ -1,29 +1,66 @@
-/* test_import_orion.c: the Orion CSV importer on the real published profiles and on bad files. */
+/* test_import_orion.c: the Orion CSV importer, both of Orion's formats, on the real published
+ * profiles and on bad files. */
 #include "helpers.h"
 #include "import_orion.h"
+#include "kernel_model.h"
 
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 TestSuite(import_orion, .init = test_init);
 
-static const char *shared(const char *file)
+static const char *shared_in(const char *folder, const char *file)
 {
     static char p[4096];
-    snprintf(p, sizeof p, "%s/orion_kernel_profiles_v100/%s", COLO_SHARED_DATA, file);
+    snprintf(p, sizeof p, "%s/%s/%s", COLO_SHARED_DATA, folder, file);
     if (access(p, R_OK) != 0) cr_skip_test("shared data not present: %s", p);
     return p;
 }
 
-Test(import_orion, converts_the_real_resnet50_profile)
+static const char *shared(const char *file)
+{
+    return shared_in("orion_kernel_profiles_v100", file);
+}
+
+static colo_trace_t *import(const char *path, const char *gpu, const colo_orion_rows_t *rows)
 {
     colo_error_t err;
     colo_error_clear(&err);
-    colo_trace_t *t;
-    int rc = colo_import_orion(shared("resnet50_4_fwd.csv"), "resnet50", 4, "v100-sxm2", &t, &err);
+    colo_gpu_t *g = open_gpu(gpu);
+    colo_trace_t *t = NULL;
+    int rc = colo_import_orion(path, "m", 4, g, rows, &t, &err);
+    colo_gpu_free(g);
     cr_assert_eq(rc, 0, "%s", err.text);
+    return t;
+}
+
+/* Writes content to a temporary file; the caller unlinks path. */
+static void temp_csv(char *path, const char *content)
+{
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    fputs(content, f);
+    fclose(f);
+}
+
+/* SMs the kernel needs on gpu: waves x SMs on the whole GPU, i.e. ceil(blocks / per SM). */
+static unsigned long long sms_needed(const colo_op_t *k, const colo_gpu_t *g)
+{
+    colo_kernel_work_t w;
+    colo_error_t err;
+    colo_error_clear(&err);
+    cr_assert_eq(colo_kernel_work(k, g, g, COLO_FP32_PYTORCH, &w, "t", 0, &err), 0, "%s", err.text);
+    return (w.blocks + (unsigned long long)w.occ.blocks_per_sm - 1) /
+           (unsigned long long)w.occ.blocks_per_sm;
+}
+
+Test(import_orion, converts_the_real_resnet50_profile)
+{
+    colo_trace_t *t = import(shared("resnet50_4_fwd.csv"), "v100-sxm2", NULL);
     cr_assert_eq(t->n_kernels, 175);
     cr_assert_eq(t->kernel_time, 6498424, "sum of the Duration column");
     size_t by_class[3] = {0};
@@ -33,9 +70,89 @@ Test(import_orion, converts_the_real_resnet50_profile)
     cr_assert_eq(by_class[COLO_KCLASS_MEMORY], 80);
     cr_assert_eq(by_class[COLO_KCLASS_UNKNOWN], 41);
     cr_assert_str_eq(t->ops[0].name, "Conv");
-    cr_assert_eq(t->ops[0].grid[0], 98);
+    /* SM_usage 98 is SMs, not blocks: 98 SMs' worth of 256-thread blocks, 8 per V100 SM */
+    cr_assert_eq(t->ops[0].grid[0], 98 * 8);
+    cr_assert_eq(t->ops[0].block[0], 0, "the block size was not recorded");
     cr_assert_eq(t->ops[0].duration, 100480);
     cr_assert(strstr(json_string_value(json_object_get(t->provenance, "license")), "MIT"));
+    colo_trace_free(t);
+}
+
+/* Every kernel of every profile needs exactly its SM_usage SMs on the GPU it was measured on,
+ * in both formats, including kernels that need more SMs than the GPU has (several waves). */
+Test(import_orion, every_kernel_needs_its_sm_usage_on_its_gpu)
+{
+    static const struct {
+        const char *folder, *file, *gpu;
+    } files[] = {
+        {"orion_kernel_profiles_v100", "resnet50_32_fwd.csv", "v100-sxm2"},
+        {"orion_kernel_profiles_v100", "bert_2_fwd.csv", "v100-sxm2"},
+        {"orion_kernel_profiles_h100", "resnet101_4_fwd.csv", "h100-sxm"},
+        {"orion_kernel_profiles_h100", "resnet101_8_fwd.csv", "h100-sxm"},
+        {"orion_kernel_profiles_h100", "mobilenet_16_fwd.csv", "h100-sxm"},
+    };
+    for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
+        const char *path = shared_in(files[f].folder, files[f].file);
+        colo_trace_t *t = import(path, files[f].gpu, NULL);
+        colo_gpu_t *g = open_gpu(files[f].gpu);
+        FILE *csv = fopen(path, "r");
+        char line[4096];
+        cr_assert(fgets(line, sizeof line, csv));
+        int beyond = 0, recorded = 0;
+        for (size_t i = 0; i < t->n_ops; i++) {
+            cr_assert(fgets(line, sizeof line, csv));
+            /* SM_usage is the 4th field counted from the end of the 5 fixed columns */
+            char *last = strrchr(line, '"');
+            char *p = last ? last : line;
+            int commas = 0;
+            long sm = -1;
+            for (char *c = p; *c; c++)
+                if (*c == ',' && ++commas == 3) sm = strtol(c + 1, NULL, 10);
+            cr_assert_gt(sm, 0, "%s row %zu", files[f].file, i + 1);
+            cr_assert_eq(sms_needed(&t->ops[i], g), (unsigned long long)sm,
+                         "%s row %zu (%s): needs %llu SMs, SM_usage %ld", files[f].file, i + 1,
+                         t->ops[i].name, sms_needed(&t->ops[i], g), sm);
+            beyond += sm > g->sm.count;
+            recorded += t->ops[i].block[0] > 0;
+        }
+        cr_assert_gt(beyond, 0, "%s has kernels needing more SMs than the GPU's", files[f].file);
+        if (strstr(files[f].file, "_8_") || strstr(files[f].file, "_16_"))
+            cr_assert_gt(recorded, 100, "%s: Block,Grid kept", files[f].file);
+        fclose(csv);
+        colo_gpu_free(g);
+        colo_trace_free(t);
+    }
+}
+
+Test(import_orion, the_newer_format_keeps_block_and_grid)
+{
+    char path[] = "/tmp/colosim-orion-XXXXXX";
+    temp_csv(path, "Name,Profile,Memory_footprint,SM_usage,Duration,Block,Grid\n"
+                   "Conv-sm80_xmma_fprop_implicit_gemm_tf32f32_tf32f32_f32_nhwckrsc,0,0,300,9000,0,0\n"
+                   "BatchNorm,0,0,128,24672,512,512\n"
+                   "sm80_xmma_gemm_f32f32_tf32f32_f32_nn_n_tilesize32x64x64,1,0,16,5000,128,80\n");
+    colo_trace_t *t = import(path, "h100-sxm", NULL);
+    unlink(path);
+    cr_assert_eq(t->n_kernels, 3);
+    cr_assert_eq(t->ops[0].grid[0], 300 * 8, "not recorded (0,0): rebuilt from SM_usage");
+    cr_assert_eq(t->ops[0].block[0], 0);
+    cr_assert_eq(t->ops[1].grid[0], 512);
+    cr_assert_eq(t->ops[1].block[0], 512);
+    cr_assert_eq(t->ops[1].blocks_per_sm, 0, "512 threads: 4 per SM, 128 SMs as recorded");
+    cr_assert_eq(t->ops[2].grid[0], 80);
+    cr_assert_eq(t->ops[2].blocks_per_sm, 5, "80 blocks on 16 SMs: registers held it to 5");
+    cr_assert_eq(t->ops[0].cls.math, COLO_MATH_TF32, "named by its kernel: TF32");
+    cr_assert_eq(t->ops[0].cls.kind, COLO_KIND_CUDNN);
+    colo_trace_free(t);
+}
+
+Test(import_orion, rows_keeps_a_range)
+{
+    colo_orion_rows_t rows = {2, 3};
+    colo_trace_t *t = import(shared("resnet50_4_fwd.csv"), "v100-sxm2", &rows);
+    cr_assert_eq(t->n_kernels, 2);
+    cr_assert_str_eq(t->ops[0].name, "BatchNorm", "data row 2");
+    cr_assert(strstr(json_string_value(json_object_get(t->provenance, "source")), "rows 2-3"));
     colo_trace_free(t);
 }
 
@@ -43,9 +160,7 @@ Test(import_orion, committed_traces_match_a_fresh_conversion)
 {
     colo_error_t err;
     colo_error_clear(&err);
-    colo_trace_t *fresh, *committed;
-    cr_assert_eq(colo_import_orion(shared("bert_2_fwd.csv"), "bert", 2, "v100-sxm2", &fresh, &err),
-                 0);
+    colo_trace_t *fresh = import(shared("bert_2_fwd.csv"), "v100-sxm2", NULL), *committed;
     cr_assert_eq(colo_trace_load(src_path("traces/bert_b2_v100.json"), &committed, &err), 0);
     cr_assert_eq(fresh->n_ops, committed->n_ops);
     cr_assert_eq(fresh->kernel_time, committed->kernel_time);
@@ -53,6 +168,7 @@ Test(import_orion, committed_traces_match_a_fresh_conversion)
         cr_assert_str_eq(fresh->ops[i].name, committed->ops[i].name);
         cr_assert_eq(fresh->ops[i].duration, committed->ops[i].duration);
         cr_assert_eq(fresh->ops[i].grid[0], committed->ops[i].grid[0]);
+        cr_assert_eq(fresh->ops[i].blocks_per_sm, committed->ops[i].blocks_per_sm);
     }
     colo_trace_free(fresh);
     colo_trace_free(committed);
@@ -71,15 +187,13 @@ Test(import_orion, guesses_model_and_batch_from_the_file_name)
 static void expect_error(const char *content, const char *expected)
 {
     char path[] = "/tmp/colosim-orion-XXXXXX";
-    int fd = mkstemp(path);
-    cr_assert_geq(fd, 0);
-    FILE *f = fdopen(fd, "w");
-    fputs(content, f);
-    fclose(f);
+    temp_csv(path, content);
     colo_error_t err;
     colo_error_clear(&err);
     colo_trace_t *t = NULL;
-    int rc = colo_import_orion(path, "m", 1, "v100-sxm2", &t, &err);
+    colo_gpu_t *g = open_gpu("v100-sxm2");
+    int rc = colo_import_orion(path, "m", 1, g, NULL, &t, &err);
+    colo_gpu_free(g);
     unlink(path);
     cr_assert_lt(rc, 0);
     cr_assert_null(t);
@@ -92,38 +206,40 @@ static void expect_error(const char *content, const char *expected)
 Test(import_orion, malformed_files_get_file_line_and_column)
 {
     const char *hdr = "Name,Profile,Memory_footprint,SM_usage,Duration\n";
+    const char *hdr7 = "Name,Profile,Memory_footprint,SM_usage,Duration,Block,Grid\n";
     char buf[512];
     expect_error("", "no kernel rows");
     expect_error("Name,Profile,SM_usage,Duration\nk,1,2,3\n",
                  ":1: Memory_footprint: column missing");
+    expect_error("Name,Profile,Memory_footprint,SM_usage,Duration,Block\nk,1,0,2,3,4\n",
+                 ":1: Grid: column missing: Block and Grid come together");
     snprintf(buf, sizeof buf, "%sk,1,0,4,100\nk,1,0,4,abc\n", hdr);
     expect_error(buf, ":3: Duration: not a number: 'abc'");
     snprintf(buf, sizeof buf, "%sk,7,0,4,100\n", hdr);
     expect_error(buf, ":2: Profile: must be 1 (compute), 0 (memory) or -1 (unknown), got 7");
     snprintf(buf, sizeof buf, "%sk,1,0,0,100\n", hdr);
-    expect_error(buf, ":2: SM_usage: must be a positive whole number");
+    expect_error(buf, ":2: SM_usage: must be a positive whole number of SMs");
     snprintf(buf, sizeof buf, "%s\"k,1,0,4,100\n", hdr);
     expect_error(buf, ":2: unterminated quoted field");
     snprintf(buf, sizeof buf, "%sk,1,0\n", hdr);
     expect_error(buf, ":2: SM_usage: missing: the row has 3 fields");
     snprintf(buf, sizeof buf, "%sk,1,0,4,0\n", hdr);
     expect_error(buf, ":2: Duration: must be at least 1 ns");
+    snprintf(buf, sizeof buf, "%sk,1,0,40,100,256,20\n", hdr7);
+    expect_error(buf, ":2: SM_usage: 40 SMs for 20 blocks");
+    snprintf(buf, sizeof buf, "%sk,1,0,4,100,2048,20\n", hdr7);
+    expect_error(buf, ":2: Block: must be a whole number of threads (at most 1024)");
+    snprintf(buf, sizeof buf, "%sk,1,0,4,100,-1,20\n", hdr7);
+    expect_error(buf, ":2: Block: must not be negative");
 }
 
 Test(import_orion, quoted_names_with_commas_survive)
 {
     char path[] = "/tmp/colosim-orion-XXXXXX";
-    int fd = mkstemp(path);
-    FILE *f = fdopen(fd, "w");
-    fputs("Name,Profile,Memory_footprint,SM_usage,Duration\r\n\"gemm<float, 4>\",1,0,8,1000\r\n",
-          f);
-    fclose(f);
-    colo_error_t err;
-    colo_error_clear(&err);
-    colo_trace_t *t;
-    int rc = colo_import_orion(path, "m", 1, "v100-sxm2", &t, &err);
+    temp_csv(path,
+             "Name,Profile,Memory_footprint,SM_usage,Duration\r\n\"gemm<float, 4>\",1,0,8,1000\r\n");
+    colo_trace_t *t = import(path, "v100-sxm2", NULL);
     unlink(path);
-    cr_assert_eq(rc, 0, "%s", err.text);
     cr_assert_str_eq(t->ops[0].name, "gemm<float, 4>");
     cr_assert_eq(t->ops[0].duration, 1000);
     colo_trace_free(t);
@@ -136,9 +252,11 @@ Test(import_orion, a_partial_byte_order_mark_is_a_clear_error)
     colo_error_t err;
     colo_error_clear(&err);
     colo_trace_t *t = NULL;
+    colo_gpu_t *g = open_gpu("v100-sxm2");
     cr_assert_lt(colo_import_orion(src_path("tests/fuzz/regressions/orion/lone_bom_byte.csv"), "m",
-                                   4, "v100-sxm2", &t, &err),
+                                   4, g, NULL, &t, &err),
                  0);
+    colo_gpu_free(g);
     cr_assert_null(t);
     cr_assert(strstr(err.text, "column missing from the header"), "%s", err.text);
 }

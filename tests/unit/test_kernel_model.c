@@ -3,6 +3,7 @@
 #include "kernel_model.h"
 
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <math.h>
 
 TestSuite(kernel_model, .init = test_init);
@@ -29,27 +30,39 @@ static colo_kernel_work_t work(const colo_op_t *k, const colo_gpu_t *src, const 
     colo_kernel_work_t w;
     colo_error_t err;
     colo_error_clear(&err);
-    cr_assert_eq(colo_kernel_work(k, src, dst, &w, "t.json", 0, &err), 0, "%s", err.text);
+    cr_assert_eq(colo_kernel_work(k, src, dst, COLO_FP32_PYTORCH, &w, "t.json", 0, &err), 0, "%s", err.text);
     return w;
 }
 
+/* Every kernel of every committed trace (and a fixture), alone on the GPU it was traced on,
+ * takes its traced duration. */
 Test(kernel_model, every_traced_kernel_alone_on_its_gpu_takes_its_traced_time)
 {
-    static const char *const traces[] = {"traces/resnet50_b4_v100.json", "traces/bert_b2_v100.json",
-                                         "traces/mobilenetv2_b4_v100.json",
-                                         "traces/transformer_xl_b4_v100.json",
-                                         "tests/fixtures/tiny_h100.json"};
-    for (size_t t = 0; t < sizeof traces / sizeof traces[0]; t++) {
+    char paths[64][512];
+    size_t n = 0;
+    DIR *d = opendir(src_path("traces"));
+    cr_assert(d);
+    struct dirent *e;
+    while ((e = readdir(d)) && n < 63) {
+        size_t len = strlen(e->d_name);
+        if (len > 5 && len < 256 && strcmp(e->d_name + len - 5, ".json") == 0)
+            snprintf(paths[n++], sizeof paths[0], "traces/%.255s", e->d_name);
+    }
+    closedir(d);
+    cr_assert_geq(n, 14, "the committed traces");
+    snprintf(paths[n++], sizeof paths[0], "tests/fixtures/tiny_h100.json");
+    for (size_t t = 0; t < n; t++) {
         colo_error_t err;
         colo_error_clear(&err);
         colo_trace_t *tr;
-        cr_assert_eq(colo_trace_load(src_path(traces[t]), &tr, &err), 0);
+        cr_assert_eq(colo_trace_load(src_path(paths[t]), &tr, &err), 0, "%s", err.text);
         colo_gpu_t *g = open_gpu(tr->gpu);
         for (size_t i = 0; i < tr->n_ops; i++) {
             if (tr->ops[i].type != COLO_OP_KERNEL) continue;
             colo_kernel_work_t w = work(&tr->ops[i], g, g);
-            double d = (double)colo_kernel_duration(&w, g), T = (double)tr->ops[i].duration;
-            cr_assert(fabs(d - T) <= 0.01 * T, "%s op %zu: %g ns vs traced %g", traces[t], i, d, T);
+            double dur = (double)colo_kernel_duration(&w, g), T = (double)tr->ops[i].duration;
+            cr_assert(fabs(dur - T) <= 0.01 * T, "%s op %zu: %g ns vs traced %g", paths[t], i, dur,
+                      T);
         }
         colo_gpu_free(g);
         colo_trace_free(tr);
@@ -84,8 +97,9 @@ Test(kernel_model, few_sms_cannot_saturate_dram)
     cr_assert_float_eq(colo_kernel_memory_rate(&ww, h->sm.count, full), full, 1e-9);
     cr_assert_float_eq(colo_kernel_memory_rate(&wn, h->sm.count, full), 4 * h->memory.per_sm_gbps,
                        1e-9);
-    cr_assert_float_eq(wn.dram_bytes, 100000 * 4 * h->memory.per_sm_gbps, 1e-3,
-                       "its bytes are what 4 SMs move in its duration");
+    double floor_ns = h->launch.floor_us * 1e3;
+    cr_assert_float_eq(wn.dram_bytes, (100000 - floor_ns) * 4 * h->memory.per_sm_gbps, 1e-3,
+                       "its bytes are what 4 SMs move in its duration beyond the floor");
     colo_gpu_free(h);
 }
 
@@ -97,12 +111,115 @@ Test(kernel_model, moving_to_a_bigger_gpu_scales_compute_and_memory_apart)
     colo_op_t m = kernel(80 * 8 * 16, 256, 1000000, COLO_KCLASS_MEMORY);
     colo_kernel_work_t wc = work(&c, v, h), wm = work(&m, v, h);
     double tc = (double)colo_kernel_duration(&wc, h), tm = (double)colo_kernel_duration(&wm, h);
-    /* compute: per-SM FP32 rate 1980x128 vs 1530x64 and 132 vs 80 SMs (waves: 10 vs 16) */
-    double expect_c = 1e6 * (10.0 / 16.0) * (1530.0 * 64) / (1980.0 * 128);
+    /* the floor moves from the V100's to the H100's; the rest: compute by the per-SM FP32 rate
+     * (1980x128 vs 1530x64) and 132 vs 80 SMs (waves: 10 vs 16), memory by bandwidth */
+    double fv = v->launch.floor_us * 1e3, fh = h->launch.floor_us * 1e3;
+    double expect_c = fh + (1e6 - fv) * (10.0 / 16.0) * (1530.0 * 64) / (1980.0 * 128);
     cr_assert(fabs(tc - expect_c) < 0.01 * expect_c, "compute-bound: %g vs %g", tc, expect_c);
-    double expect_m = 1e6 * colo_gpu_dram_rate(v) / colo_gpu_dram_rate(h);
+    double expect_m = fh + (1e6 - fv) * colo_gpu_dram_rate(v) / colo_gpu_dram_rate(h);
     cr_assert(fabs(tm - expect_m) < 0.01 * expect_m, "memory-bound: %g vs %g", tm, expect_m);
     colo_gpu_free(v);
+    colo_gpu_free(h);
+}
+
+/* A named kernel's compute scales by its math class's peak on each GPU; FP32 convolutions and
+ * matmuls traced where TF32 did not exist move to TF32 as the tenant's fp32_math says. */
+static double compute_ns(const char *name, const char *src, const char *dst, colo_fp32_math_t p,
+                         colo_math_t *runs_as)
+{
+    colo_gpu_t *s = open_gpu(src), *d = open_gpu(dst);
+    colo_op_t k = kernel(80 * 8 * 4, 256, 1000000, COLO_KCLASS_COMPUTE);
+    k.name = (char *)name;
+    colo_kernel_work_t w;
+    colo_error_t err;
+    colo_error_clear(&err);
+    cr_assert_eq(colo_kernel_work(&k, s, d, p, &w, "t.json", 0, &err), 0, "%s", err.text);
+    *runs_as = w.math;
+    double t = w.wave_ns;
+    colo_gpu_free(s);
+    colo_gpu_free(d);
+    return t;
+}
+
+Test(kernel_model, compute_scales_by_the_math_class_and_the_fp32_setting)
+{
+    colo_math_t m;
+    double conv_fp32 = compute_ns("Conv", "v100-sxm2", "a100-40gb", COLO_FP32_IEEE, &m);
+    cr_assert_eq(m, COLO_MATH_FP32);
+    double conv_tf32 = compute_ns("Conv", "v100-sxm2", "a100-40gb", COLO_FP32_PYTORCH, &m);
+    cr_assert_eq(m, COLO_MATH_TF32, "PyTorch's default: cuDNN convolutions on TF32");
+    /* A100 TF32 tensor cores do 1024 FLOP per clock per SM, its CUDA cores 128 */
+    cr_assert_float_eq(conv_fp32 / conv_tf32, 1024.0 / 128.0, 1e-9);
+    compute_ns("volta_sgemm_128x64_tn", "v100-sxm2", "a100-40gb", COLO_FP32_PYTORCH, &m);
+    cr_assert_eq(m, COLO_MATH_FP32, "PyTorch's default: cuBLAS matmuls in FP32");
+    compute_ns("volta_sgemm_128x64_tn", "v100-sxm2", "a100-40gb", COLO_FP32_TF32, &m);
+    cr_assert_eq(m, COLO_MATH_TF32);
+    compute_ns("void at::native::vectorized_elementwise_kernel", "v100-sxm2", "a100-40gb",
+               COLO_FP32_TF32, &m);
+    cr_assert_eq(m, COLO_MATH_MEMORY, "no setting moves an elementwise kernel to tensor cores");
+    /* a TF32 kernel traced on an H100 runs in FP32 on a V100, which has no TF32 */
+    double to_v = compute_ns("sm90_xmma_fprop_implicit_gemm_f32f32_tf32f32_f32", "h100-sxm",
+                             "v100-sxm2", COLO_FP32_PYTORCH, &m);
+    cr_assert_eq(m, COLO_MATH_FP32);
+    double on_h = compute_ns("sm90_xmma_fprop_implicit_gemm_f32f32_tf32f32_f32", "h100-sxm",
+                             "h100-sxm", COLO_FP32_PYTORCH, &m);
+    cr_assert_eq(m, COLO_MATH_TF32);
+    /* per SM: H100 TF32 2048/clk at 1830 MHz; V100 FP32 128/clk at 1530 MHz */
+    cr_assert_float_eq(to_v / on_h, (2048.0 * 1830) / (128.0 * 1530), 1e-9);
+    /* the same GPU and class: unchanged */
+    compute_ns("Conv", "v100-sxm2", "v100-sxm2", COLO_FP32_TF32, &m);
+    cr_assert_eq(m, COLO_MATH_FP32, "a V100 has no TF32 whatever the setting");
+}
+
+Test(kernel_model, the_floor_does_not_shrink_with_sms_or_bandwidth)
+{
+    colo_gpu_t *h = open_gpu("h100-sxm");
+    colo_op_t tiny = kernel(8, 256, 3000, COLO_KCLASS_MEMORY);
+    colo_kernel_work_t w = work(&tiny, h, h);
+    cr_assert_float_eq(w.fixed_ns - w.dispatch_ns, 3000, 1e-9,
+                       "shorter than the floor: all of it is fixed");
+    cr_assert_float_eq(colo_kernel_alone_ns(&w, 1, 1.0, w.dram_bytes),
+                       colo_kernel_alone_ns(&w, h->sm.count, colo_gpu_dram_rate(h), w.dram_bytes),
+                       1e-9, "a kernel of nothing but floor takes as long on one SM");
+    colo_gpu_free(h);
+}
+
+/* A kernel's grid grows with the batch and its waves are recomputed: below one wave a bigger
+ * batch costs nothing more in compute; beyond, it grows in steps of whole waves; memory grows
+ * with the bytes. */
+Test(kernel_model, batch_scaling_is_monotone_and_sublinear_below_a_wave)
+{
+    colo_gpu_t *h = open_gpu("h100-sxm");
+    int n = h->sm.count;
+    colo_op_t c = kernel((unsigned)(8 * n / 8), 256, 100000, COLO_KCLASS_COMPUTE); /* 1/8 wave */
+    colo_kernel_work_t w = work(&c, h, h);
+    double prev = 0, at1 = colo_kernel_alone_at(&w, n, colo_gpu_dram_rate(h), colo_gpu_l2_rate(h));
+    for (int b = 1; b <= 64; b++) {
+        colo_kernel_work_t wb;
+        colo_kernel_at_batch(&w, b, &wb);
+        double t = colo_kernel_alone_at(&wb, n, colo_gpu_dram_rate(h), colo_gpu_l2_rate(h));
+        cr_assert_geq(t, prev, "batch %d: %g ns after %g", b, t, prev);
+        if (b <= 8) cr_assert_float_eq(t, at1, 1e-6, "within one wave: batch %d costs the same", b);
+        cr_assert_leq(t, b * at1 * 1.0000001, "never more than linear");
+        prev = t;
+    }
+    colo_kernel_work_t half;
+    colo_kernel_at_batch(&w, 0.25, &half);
+    cr_assert_eq(half.blocks, (unsigned long long)(2 * n / 8), "a quarter of the batch, a quarter "
+                                                             "of the blocks (rounded up)");
+    colo_op_t m = kernel((unsigned)(8 * n * 4), 256, 100000, COLO_KCLASS_MEMORY);
+    colo_kernel_work_t wm = work(&m, h, h), wm2;
+    colo_kernel_at_batch(&wm, 2, &wm2);
+    cr_assert_float_eq(wm2.dram_bytes, 2 * wm.dram_bytes, 1e-6, "memory: twice the bytes");
+    /* a weight-bound matmul (cuBLAS, memory-bound) streams its weights whatever the batch */
+    colo_op_t g = kernel(64, 256, 100000, COLO_KCLASS_MEMORY);
+    g.name = "volta_sgemm_128x64_tn";
+    colo_kernel_work_t wg = work(&g, h, h), wg8;
+    cr_assert(wg.weight_bound);
+    colo_kernel_at_batch(&wg, 8, &wg8);
+    cr_assert_float_eq(colo_kernel_alone_at(&wg8, n, colo_gpu_dram_rate(h), colo_gpu_l2_rate(h)),
+                       colo_kernel_alone_at(&wg, n, colo_gpu_dram_rate(h), colo_gpu_l2_rate(h)),
+                       1e-9);
     colo_gpu_free(h);
 }
 
@@ -114,7 +231,7 @@ Test(kernel_model, a_block_too_big_for_the_target_is_refused)
     colo_kernel_work_t w;
     colo_error_t err;
     colo_error_clear(&err);
-    cr_assert_eq(colo_kernel_work(&k, h, v, &w, "t.json", 7, &err), COLO_ERANGE);
+    cr_assert_eq(colo_kernel_work(&k, h, v, COLO_FP32_PYTORCH, &w, "t.json", 7, &err), COLO_ERANGE);
     cr_assert_str_eq(err.key, "ops[7]");
     cr_assert(strstr(err.text, "shared memory"), "%s", err.text);
     colo_gpu_free(h);

@@ -96,14 +96,25 @@ Test(timeslice, two_saturating_tenants_each_get_about_half)
     test_run_t alone = run_scenario(src_path("tests/fixtures/two_tenants.cfg"), alone_sets, 1);
     test_run_t both = run_scenario(src_path("tests/fixtures/two_tenants.cfg"), NULL, 0);
     double solo = tput(&alone, 0), a = tput(&both, 0), b = tput(&both, 1);
-    /* alone: one request per 600 us of kernels */
-    cr_assert_float_eq(solo, 1e6 / 600.0, 1e6 / 600.0 * 0.01);
+    /* alone: one request per 600 us of kernels and their launches (isolated_ms) */
+    double per_s = 1e3 / result_num(result_tenant(&alone, 0), "isolated_ms");
+    cr_assert_float_eq(solo, per_s, per_s * 0.01);
     cr_assert(a > 0.45 * solo && a < 0.5 * solo, "a gets %.1f of %.1f", a, solo);
     cr_assert(b > 0.45 * solo && b < 0.5 * solo, "b gets %.1f of %.1f", b, solo);
     cr_assert_float_eq(a, b, 0.02 * a, "round robin is fair: %.1f vs %.1f", a, b);
-    /* what is lost is the switching: 43 us per 1024 us slice */
-    double expect = solo * 1024.0 / (1024.0 + 43.0);
+    /* what is lost is the switching: the GPU runs kernels (600 us and three dispatch gaps per
+     * request) or switches contexts (43 us each), nothing else. A request ends with its
+     * context's stream empty while the host launches the next one, so the other context gets
+     * the GPU at every request, not only when a 1024 us slice expires. */
+    json_t *gpu = json_object_get(both.results, "gpu");
+    double busy = result_num(gpu, "busy_fraction"), sw = result_num(gpu, "switching_fraction");
+    cr_assert_float_eq(busy + sw, 1.0, 1e-3, "busy %g + switching %g", busy, sw);
+    colo_gpu_t *g = open_gpu("h100-sxm");
+    double expect = busy * 1e6 / (600.0 + 3 * g->launch.dispatch_us);
+    colo_gpu_free(g);
     cr_assert_float_eq(a + b, expect, 0.01 * expect, "a+b = %.1f, expected %.1f", a + b, expect);
+    cr_assert_gt(json_integer_value(json_object_get(gpu, "context_switches")),
+                 (long long)(0.9 * (a + b) * 18), "a switch per request (18 s measured)");
     run_free(&alone);
     run_free(&both);
 }
@@ -112,7 +123,7 @@ Test(timeslice, without_switch_cost_the_split_is_exactly_half)
 {
     const char *sets[] = {"sharing.switch_us=0"};
     test_run_t both = run_scenario(src_path("tests/fixtures/two_tenants.cfg"), sets, 1);
-    double half = 1e6 / 600.0 / 2;
+    double half = 1e3 / result_num(result_tenant(&both, 0), "isolated_ms") / 2;
     cr_assert_float_eq(tput(&both, 0), half, 0.005 * half);
     cr_assert_float_eq(tput(&both, 1), half, 0.005 * half);
     json_t *gpu = json_object_get(both.results, "gpu");
@@ -125,9 +136,15 @@ Test(timeslice, a_tenant_alone_runs_at_its_traced_speed)
 {
     test_run_t r = run_scenario(src_path("tests/fixtures/one_tenant.cfg"), NULL, 0);
     json_t *t = result_tenant(&r, 0), *lat = json_object_get(t, "latency_ms");
-    /* h2d: 10 us + 1 MiB / 54.8 GB/s = 29135 ns; kernels 100+200+300 us back to back (the 5 us
-     * host gap is hidden behind the first kernel); d2h: 10 us + 4096 B / 46.8 GB/s = 10088 ns */
-    double expect = (29135 + 600000 + 10088) / 1e6;
+    /* h2d: 10 us + 1 MiB / 54.8 GB/s = 29135 ns; the host returns and launches the first
+     * kernel, which starts launch.start_us later; kernels 100+200+300 us back to back, each after
+     * the stream's dispatch gap (the host's 5 us gap and launches are hidden behind the first
+     * kernel); d2h: 10 us + 4096 B / 46.8 GB/s = 10088 ns */
+    colo_gpu_t *g = open_gpu("h100-sxm");
+    double expect = (29135 + g->launch.start_us * 1e3 + 2 * g->launch.dispatch_us * 1e3 + 600000 +
+                     10088) /
+                    1e6;
+    colo_gpu_free(g);
     cr_assert_float_eq(result_num(t, "isolated_ms"), expect, 1e-12);
     cr_assert_float_eq(result_num(lat, "p50"), expect, 1e-12);
     cr_assert_float_eq(result_num(lat, "max"), expect, 1e-12, "no request ever waits");
