@@ -85,6 +85,17 @@ static const struct field launch_fields[] = {
     F("floor_us", K_DOUBLE, launch.floor_us, COLO_CFG_NONNEG),
     {NULL, K_INT, 0, 0},
 };
+/* The share of the peak a kernel of inference size sustains, per class (0 < share <= 1). */
+static const struct field sustained_fields[] = {
+    F("fp32", K_DOUBLE, sm.sustained[COLO_MATH_FP32], COLO_CFG_POSITIVE),
+    F("fp64", K_DOUBLE, sm.sustained[COLO_MATH_FP64], COLO_CFG_POSITIVE),
+    F("tf32", K_DOUBLE, sm.sustained[COLO_MATH_TF32], COLO_CFG_POSITIVE),
+    F("fp16", K_DOUBLE, sm.sustained[COLO_MATH_FP16], COLO_CFG_POSITIVE),
+    F("bf16", K_DOUBLE, sm.sustained[COLO_MATH_BF16], COLO_CFG_POSITIVE),
+    F("int8", K_DOUBLE, sm.sustained[COLO_MATH_INT8], COLO_CFG_POSITIVE),
+    F("fp8", K_DOUBLE, sm.sustained[COLO_MATH_FP8], COLO_CFG_POSITIVE),
+    {NULL, K_INT, 0, 0},
+};
 /* Per SM and clock, dense; FP32 and FP16 tensor come from the sm group. */
 static const struct field math_fields[] = {
     F("fp64", K_DOUBLE, sm.math_per_clock[COLO_MATH_FP64], COLO_CFG_NONNEG),
@@ -119,7 +130,8 @@ static const struct {
     const struct field *fields;
     int flags; /* REQ: the group must be there */
 } groups[] = {
-    {"sm", sm_fields, REQ},         {"math", math_fields, 0},         {"l2", l2_fields, REQ},
+    {"sm", sm_fields, REQ},         {"math", math_fields, 0},         {"sustained", sustained_fields, 0},
+    {"l2", l2_fields, REQ},
     {"memory", memory_fields, REQ}, {"pcie", pcie_fields, REQ},       {"launch", launch_fields, REQ},
     {"timeslice", timeslice_fields, REQ}, {"mps", mps_fields, REQ}, {"green", green_fields, REQ},
 };
@@ -282,7 +294,7 @@ static int read_gpu(const colo_cfg_reader_t *r, const char *path, const config_s
                     colo_gpu_t *gpu)
 {
     static const char *const keys[] = {"name",      "full_name", "arch",   "compute_capability",
-                                       "integrated", "sm",       "math",   "l2",
+                                       "integrated", "sm",       "math",   "sustained", "l2",
                                        "memory",    "pcie",      "launch", "timeslice",
                                        "mps",       "green",     "mig",    NULL};
     int rc = colo_cfg_check_keys(r, root, keys);
@@ -302,6 +314,9 @@ static int read_gpu(const colo_cfg_reader_t *r, const char *path, const config_s
     for (size_t i = 0; i < sizeof groups / sizeof groups[0]; i++)
         if ((rc = read_group(r, root, groups[i].name, groups[i].fields, groups[i].flags, gpu)))
             return rc;
+    for (int m = 0; m < COLO_MATH_CLASSES; m++) /* given shares were read above */
+        if (gpu->sm.sustained[m] <= 0) gpu->sm.sustained[m] = 1.0;
+    gpu->sm.sustained[COLO_MATH_MEMORY] = gpu->sm.sustained[COLO_MATH_FP32];
     gpu->sm.math_per_clock[COLO_MATH_MEMORY] = 2.0 * gpu->sm.fp32_lanes;
     gpu->sm.math_per_clock[COLO_MATH_FP32] = 2.0 * gpu->sm.fp32_lanes;
     gpu->sm.math_per_clock[COLO_MATH_FP16] = gpu->sm.tensor_fp16_flops_per_clock;
@@ -594,4 +609,9 @@ const colo_mig_profile_t *colo_gpu_mig_profile(const colo_gpu_t *gpu, const char
     for (size_t i = 0; i < gpu->mig.n_profiles; i++)
         if (strcmp(gpu->mig.profiles[i].name, name) == 0) return &gpu->mig.profiles[i];
     return NULL;
+}
+
+double colo_gpu_math_sustained_rate(const colo_gpu_t *gpu, colo_math_t m)
+{
+    return colo_gpu_math_rate(gpu, m) * gpu->sm.sustained[colo_gpu_math_runs_as(gpu, m)];
 }

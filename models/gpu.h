@@ -45,6 +45,9 @@ typedef struct colo_gpu {
         /* dense peak operations per SM and clock by math class (the file's math group, FP32
          * from fp32_lanes, FP16 from tensor_fp16_flops_per_clock); 0: no such unit */
         double math_per_clock[COLO_MATH_CLASSES];
+        /* the share of that peak a kernel of inference size sustains (a GEMM of 2 GFLOP, as
+         * measured by published benchmarks); 1 where the file does not say */
+        double sustained[COLO_MATH_CLASSES];
     } sm;
     struct {
         long long bytes;
@@ -132,6 +135,10 @@ double colo_gpu_sm_tensor_rate(const colo_gpu_t *gpu);
  * class frameworks fall back to (TF32 -> FP32, BF16 -> FP32, FP16 -> FP32, INT8 -> FP16,
  * FP8 -> FP16; docs/model.md, "Math classes"). */
 colo_math_t colo_gpu_math_runs_as(const colo_gpu_t *gpu, colo_math_t m);
+/* The rate a kernel of class m sustains on one SM of gpu (after the fall-back): the peak rate
+ * (colo_gpu_math_rate) x the file's sustained share of it for that class. Operations per ns. */
+double colo_gpu_math_sustained_rate(const colo_gpu_t *gpu, colo_math_t m);
+
 /* Dense peak rate of one SM for class m (after the fall-back) in operations per nanosecond:
  * per-clock operations x clock (tensor classes at the tensor clock); measured FP32 and FP16
  * tensor rates (calibration) replace the datasheet ones, and scale the other tensor classes

@@ -141,7 +141,8 @@ int colo_kernel_work(const colo_op_t *k, const colo_gpu_t *src, const colo_gpu_t
     /* A wave's time scales with the blocks each SM holds and inversely with the peak rate of
      * the kernel's math class on each GPU. */
     w->wave_ns = t_comp / waves_src *
-                 (colo_gpu_math_rate(src, w->math_src) / colo_gpu_math_rate(dst, w->math)) *
+                 (colo_gpu_math_sustained_rate(src, w->math_src) /
+                  colo_gpu_math_sustained_rate(dst, w->math)) *
                  ((double)w->occ.blocks_per_sm / (double)occ_src.blocks_per_sm);
     /* The floor is latency (block launch and retirement, a few memory round trips): it moves
      * with the other GPU's floor, not with its rates. */

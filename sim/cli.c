@@ -764,18 +764,18 @@ static void print_gpu(const colo_gpu_t *g)
            "%d KB shared\n",
            g->sm.count, g->sm.clock_mhz, g->sm.max_threads, g->sm.max_warps, g->sm.max_blocks,
            g->sm.registers, g->sm.shared_bytes / 1024);
-    printf("  compute     dense peak TFLOPS (TOPS for int8) by math class, per SM in GFLOP/s:\n"
-           "             ");
+    printf("  compute     by math class: dense peak TFLOPS (TOPS for int8), per SM GFLOP/s, and the "
+           "share sustained\n");
     for (int m = COLO_MATH_FP32; m < COLO_MATH_CLASSES; m++) {
         colo_math_t as = colo_gpu_math_runs_as(g, (colo_math_t)m);
         if (as != (colo_math_t)m)
-            printf(" %s as %s;", colo_math_name((colo_math_t)m), colo_math_name(as));
+            printf("              %-5s runs as %s\n", colo_math_name((colo_math_t)m),
+                   colo_math_name(as));
         else
-            printf(" %s %.1f (%.0f);", colo_math_name((colo_math_t)m),
+            printf("              %-5s %8.1f %8.0f   %.3f\n", colo_math_name((colo_math_t)m),
                    colo_gpu_math_rate(g, (colo_math_t)m) * g->sm.count / 1e3,
-                   colo_gpu_math_rate(g, (colo_math_t)m));
+                   colo_gpu_math_rate(g, (colo_math_t)m), g->sm.sustained[m]);
     }
-    printf("\n");
     printf("  L2          %.1f MB in %d slices, %d partition%s, ", (double)g->l2.bytes / 1048576.0,
            g->l2.slices, g->l2.partitions, g->l2.partitions == 1 ? "" : "s");
     if (g->l2.bandwidth_gbps > 0)
@@ -968,7 +968,7 @@ static int trace_on(colo_trace_t *t, const char *gpu_name, bool partitions, int 
         if (!rc) rc = print_place(&c, g, "whole GPU", whole, b, 0, err);
         for (size_t i = 0; partitions && !rc && i < g->mig.n_profiles; i++) {
             const colo_mig_profile_t *p = &g->mig.profiles[i];
-            if (p->media) continue; /* the same SMs as the profile without +me */
+            if (strstr(p->name, "+me")) continue; /* the same as the profile without +me */
             char label[64];
             snprintf(label, sizeof label, "MIG %s", p->name);
             rc = print_place(&c, g, label, colo_place_rates_of(g, p, 0), b, COLO_TO_MS(req), err);

@@ -112,9 +112,11 @@ Test(kernel_model, moving_to_a_bigger_gpu_scales_compute_and_memory_apart)
     colo_kernel_work_t wc = work(&c, v, h), wm = work(&m, v, h);
     double tc = (double)colo_kernel_duration(&wc, h), tm = (double)colo_kernel_duration(&wm, h);
     /* the floor moves from the V100's to the H100's; the rest: compute by the per-SM FP32 rate
-     * (1980x128 vs 1530x64) and 132 vs 80 SMs (waves: 10 vs 16), memory by bandwidth */
+     * each sustains (1980x128 vs 1530x64 peak, times the sustained shares) and 132 vs 80 SMs
+     * (waves: 10 vs 16), memory by bandwidth */
     double fv = v->launch.floor_us * 1e3, fh = h->launch.floor_us * 1e3;
-    double expect_c = fh + (1e6 - fv) * (10.0 / 16.0) * (1530.0 * 64) / (1980.0 * 128);
+    double sv = v->sm.sustained[COLO_MATH_FP32], sh = h->sm.sustained[COLO_MATH_FP32];
+    double expect_c = fh + (1e6 - fv) * (10.0 / 16.0) * (1530.0 * 64 * sv) / (1980.0 * 128 * sh);
     cr_assert(fabs(tc - expect_c) < 0.01 * expect_c, "compute-bound: %g vs %g", tc, expect_c);
     double expect_m = fh + (1e6 - fv) * colo_gpu_dram_rate(v) / colo_gpu_dram_rate(h);
     cr_assert(fabs(tm - expect_m) < 0.01 * expect_m, "memory-bound: %g vs %g", tm, expect_m);
@@ -148,8 +150,14 @@ Test(kernel_model, compute_scales_by_the_math_class_and_the_fp32_setting)
     cr_assert_eq(m, COLO_MATH_FP32);
     double conv_tf32 = compute_ns("Conv", "v100-sxm2", "a100-40gb", COLO_FP32_PYTORCH, &m);
     cr_assert_eq(m, COLO_MATH_TF32, "PyTorch's default: cuDNN convolutions on TF32");
-    /* A100 TF32 tensor cores do 1024 FLOP per clock per SM, its CUDA cores 128 */
-    cr_assert_float_eq(conv_fp32 / conv_tf32, 1024.0 / 128.0, 1e-9);
+    /* A100 TF32 tensor cores do 1024 FLOP per clock per SM, its CUDA cores 128; each sustains
+     * its share of that */
+    colo_gpu_t *a = open_gpu("a100-40gb");
+    cr_assert_float_eq(conv_fp32 / conv_tf32,
+                       1024.0 * a->sm.sustained[COLO_MATH_TF32] /
+                           (128.0 * a->sm.sustained[COLO_MATH_FP32]),
+                       1e-9);
+    colo_gpu_free(a);
     compute_ns("volta_sgemm_128x64_tn", "v100-sxm2", "a100-40gb", COLO_FP32_PYTORCH, &m);
     cr_assert_eq(m, COLO_MATH_FP32, "PyTorch's default: cuBLAS matmuls in FP32");
     compute_ns("volta_sgemm_128x64_tn", "v100-sxm2", "a100-40gb", COLO_FP32_TF32, &m);
@@ -164,8 +172,15 @@ Test(kernel_model, compute_scales_by_the_math_class_and_the_fp32_setting)
     double on_h = compute_ns("sm90_xmma_fprop_implicit_gemm_f32f32_tf32f32_f32", "h100-sxm",
                              "h100-sxm", COLO_FP32_PYTORCH, &m);
     cr_assert_eq(m, COLO_MATH_TF32);
-    /* per SM: H100 TF32 2048/clk at 1830 MHz; V100 FP32 128/clk at 1530 MHz */
-    cr_assert_float_eq(to_v / on_h, (2048.0 * 1830) / (128.0 * 1530), 1e-9);
+    /* per SM: H100 TF32 2048/clk at 1830 MHz; V100 FP32 128/clk at 1530 MHz (each at its
+     * sustained share) */
+    colo_gpu_t *h = open_gpu("h100-sxm"), *v = open_gpu("v100-sxm2");
+    cr_assert_float_eq(to_v / on_h,
+                       (2048.0 * 1830 * h->sm.sustained[COLO_MATH_TF32]) /
+                           (128.0 * 1530 * v->sm.sustained[COLO_MATH_FP32]),
+                       1e-9);
+    colo_gpu_free(h);
+    colo_gpu_free(v);
     /* the same GPU and class: unchanged */
     compute_ns("Conv", "v100-sxm2", "v100-sxm2", COLO_FP32_TF32, &m);
     cr_assert_eq(m, COLO_MATH_FP32, "a V100 has no TF32 whatever the setting");
