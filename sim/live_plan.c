@@ -84,6 +84,13 @@ int colo_live_plan(const colo_scenario_t *sc, colo_live_plan_t *p, colo_error_t 
                                   "batch sizes (dynamic batching is simulated only)",
                                   tc->n_variants);
         }
+        if (tc->instances > 1 || tc->cuda_graphs || tc->max_batch > 0) {
+            colo_live_plan_free(p);
+            return colo_error_set(err, COLO_EUNSUPPORTED, sc->path, 0, tc->name,
+                                  "live runs replay one request at a time per tenant, launched "
+                                  "kernel by kernel at its traced batch: instances, cuda_graphs "
+                                  "and batching are simulated only");
+        }
         if (tc->command && sc->sharing.mode == COLO_SHARE_GREEN) {
             colo_live_plan_free(p);
             return colo_error_set(err, COLO_EUNSUPPORTED, sc->path, 0, tc->name,
