@@ -51,7 +51,7 @@ kineto)
     done
     max_len=65536 ;;
 orion)
-    add "$data"/orion_kernel_profiles_v100/*.csv ;;
+    add "$data"/orion_kernel_profiles_v100/*.csv "$data"/orion_kernel_profiles_h100/*.csv ;;
 nsys)
     add "$here"/seeds/nsys/*
     max_len=32768 ;;
