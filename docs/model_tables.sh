@@ -7,7 +7,6 @@ cd "$(dirname "$0")/.."
 colosim=${1:-build/colosim}
 traces=$(ls traces/*.json)
 
-# field N of the row whose first words are PLACE in `colosim trace --on` output
 on() { # on TRACE GPU [ARGS...]: the --on table's rows as "place|sms|kernels|request|samples/s"
     local t=$1 g=$2; shift 2
     "$colosim" trace "$t" --on "$g" "$@" |
@@ -15,7 +14,8 @@ on() { # on TRACE GPU [ARGS...]: the --on table's rows as "place|sms|kernels|req
                  n = NF; p = $1; for (i = 2; i <= n - 5; i++) p = p " " $i;
                  print p "|" $(n-4) "|" $(n-3) "|" $(n-2) "|" $(n-1) }'
 }
-field() { awk -F'|' -v p="$1" -v f="$2" '$1 == p {print $f}'; }
+field() { # field PLACE N: field N of the row of that place
+    awk -F'|' -v p="$1" -v f="$2" '$1 == p {print $f}'; }
 name() { basename "$1" .json; }
 
 echo "### Each trace alone, one request at its traced batch (kernels ms / request ms)"
@@ -59,38 +59,33 @@ PAIRS
 echo
 
 profiles="MIG 1g.5gb|MIG 2g.10gb|MIG 3g.20gb|MIG 4g.20gb|MIG 7g.40gb"
+mig_rows() { # mig_rows FIELD [ARGS...]: per trace, FIELD of each profile and its ratio to 7g
+    local f=$1; shift
+    for t in $traces; do
+        rows=$(on "$t" a100-40gb --partitions "$@")
+        full=$(echo "$rows" | field "MIG 7g.40gb" "$f")
+        row="| $(name "$t")"
+        IFS='|' read -ra ps <<< "$profiles"
+        for p in "${ps[@]}"; do
+            x=$(echo "$rows" | field "$p" "$f")
+            row="$row | $x ($(awk -v x="$x" -v f="$full" 'BEGIN{printf "%.2f", x / f}'))"
+        done
+        echo "$row |"
+    done
+}
+
 echo "### A100-40GB MIG: saturated throughput of one instance alone (samples/s at the traced batch; share of 7g)"
 echo
 echo "| trace | 1g.5gb (14 SMs, 0.14) | 2g.10gb (28, 0.29) | 3g.20gb (42, 0.43) | 4g.20gb (56, 0.57) | 7g.40gb (98, 1) |"
 echo "|---|---:|---:|---:|---:|---:|"
-for t in $traces; do
-    rows=$(on "$t" a100-40gb --partitions)
-    full=$(echo "$rows" | field "MIG 7g.40gb" 5)
-    row="| $(name "$t")"
-    IFS='|' read -ra ps <<< "$profiles"
-    for p in "${ps[@]}"; do
-        x=$(echo "$rows" | field "$p" 5)
-        row="$row | $x ($(awk -v x="$x" -v f="$full" 'BEGIN{printf "%.2f", x / f}'))"
-    done
-    echo "$row |"
-done
+mig_rows 5
 echo
 
 echo "### A100-40GB MIG: batch-1 latency of one request alone (ms; x 7g)"
 echo
 echo "| trace | 1g.5gb | 2g.10gb | 3g.20gb | 4g.20gb | 7g.40gb |"
 echo "|---|---:|---:|---:|---:|---:|"
-for t in $traces; do
-    rows=$(on "$t" a100-40gb --partitions --batch 1)
-    full=$(echo "$rows" | field "MIG 7g.40gb" 4)
-    row="| $(name "$t")"
-    IFS='|' read -ra ps <<< "$profiles"
-    for p in "${ps[@]}"; do
-        x=$(echo "$rows" | field "$p" 4)
-        row="$row | $x ($(awk -v x="$x" -v f="$full" 'BEGIN{printf "%.2f", x / f}'))"
-    done
-    echo "$row |"
-done
+mig_rows 4 --batch 1
 echo
 
 echo "### A100-40GB MPS: one client alone under an active-thread percentage (request time at the traced batch, x 100 %)"
