@@ -61,8 +61,33 @@ static int shape(const colo_gpu_t *gpu, double sms, double block, double grid, c
     return 0;
 }
 
+/* Orion's merged convolution rows whose name carries no precision ("Conv", "Conv-<kernel>"
+ * cut before its template arguments) ran as PyTorch's defaults run cuDNN convolutions on the
+ * profiled GPU: on TF32 tensor cores where it has them (torch.backends.cudnn.allow_tf32 = True),
+ * else FP32. Rows whose kernel name says (xmma tf32f32, ffma) keep what it says. */
+static colo_math_t conv_math(const char *name, const colo_gpu_t *gpu)
+{
+    colo_kernel_class_t c = colo_kernel_classify(name, COLO_MATH_AUTO);
+    if (strcmp(c.rule, "Conv") != 0 && strcmp(c.rule, "Conv-*") != 0) return COLO_MATH_AUTO;
+    return gpu->sm.math_per_clock[COLO_MATH_TF32] > 0 ? COLO_MATH_TF32 : COLO_MATH_FP32;
+}
+
+/* A kernel whose name says it used units the profiled GPU does not have (TF32 on a V100):
+ * the profile was measured on another GPU than --gpu says. */
+static int check_gpu(const colo_op_t *op, const colo_gpu_t *gpu, const char *path, int lineno,
+                     colo_error_t *err)
+{
+    colo_kernel_class_t c = colo_kernel_classify(op->name, op->math);
+    if (colo_gpu_math_runs_as(gpu, c.math) == c.math) return 0;
+    return colo_error_set(err, COLO_EINVAL, path, lineno, "Name",
+                          "'%s' is a %s kernel, which %s does not have: the profile was measured "
+                          "on another GPU (give it with --gpu)",
+                          op->name, colo_math_name(c.math), gpu->name);
+}
+
 static int read_rows(FILE *f, const char *path, const colo_gpu_t *gpu,
-                     const colo_orion_rows_t *rows, colo_trace_t *t, colo_error_t *err)
+                     const colo_orion_rows_t *rows, colo_trace_t *t, long *n_rows,
+                     colo_error_t *err)
 {
     char *line = NULL;
     size_t cap = 0;
@@ -150,12 +175,15 @@ static int read_rows(FILE *f, const char *path, const colo_gpu_t *gpu,
         op.kclass = v[COL_PROFILE] == 1   ? COLO_KCLASS_COMPUTE
                     : v[COL_PROFILE] == 0 ? COLO_KCLASS_MEMORY
                                           : COLO_KCLASS_UNKNOWN;
+        op.math = conv_math(name, gpu);
+        if ((rc = check_gpu(&op, gpu, path, lineno, err))) break;
         if (colo_trace_append(t, &op)) {
             rc = colo_error_set(err, COLO_ENOMEM, path, lineno, NULL, "out of memory");
             break;
         }
     }
     free(line);
+    *n_rows = row;
     if (!rc && ferror(f)) rc = colo_error_set(err, COLO_EIO, path, lineno, NULL, "read error");
     if (!rc && t->n_ops == 0 && rows && rows->first > 0)
         rc = colo_error_set(err, COLO_EPARSE, path, lineno, NULL,
@@ -174,7 +202,8 @@ int colo_import_orion(const char *csv_path, const char *model, int batch, const 
     if (!f)
         return colo_error_set(err, COLO_EIO, csv_path, 0, NULL, "cannot open: %s", strerror(errno));
     colo_trace_t *t = colo_trace_new(model, batch, gpu->name);
-    int rc = t ? read_rows(f, csv_path, gpu, rows, t, err)
+    long n_rows = 0;
+    int rc = t ? read_rows(f, csv_path, gpu, rows, t, &n_rows, err)
                : colo_error_set(err, COLO_ENOMEM, csv_path, 0, NULL, "out of memory");
     fclose(f);
     if (!rc) {
@@ -183,18 +212,20 @@ int colo_import_orion(const char *csv_path, const char *model, int batch, const 
         char src[512], notes[1024];
         snprintf(src, sizeof src,
                  "Orion (Strati et al., EuroSys'24) per-kernel inference profile %s", base);
-        if (rows && rows->first > 0)
-            snprintf(src + strlen(src), sizeof src - strlen(src), ", data rows %ld-%ld",
-                     rows->first, rows->last);
+        if (rows && rows->first > 0) /* the rows kept: the range, clipped to the file */
+            snprintf(src + strlen(src), sizeof src - strlen(src), ", data rows %ld-%ld of %ld",
+                     rows->first, rows->last < n_rows ? rows->last : n_rows, n_rows);
         int occ = colo_occupancy(gpu, COLO_DEFAULT_BLOCK_THREADS, -1, -1).blocks_per_sm;
         snprintf(notes, sizeof notes,
                  "durations from Nsight Compute (kernels one at a time); SM_usage is the SMs a "
                  "kernel needs (Orion's get_num_blocks.py): grid and block from Block,Grid where "
                  "recorded (blocks_per_sm where registers or shared memory held it lower), "
                  "elsewhere SM_usage x %d blocks of 256 threads (%d fit an SM of %s); class from "
-                 "Profile; Orion's Conv rows sum a convolution's cuDNN kernels; registers, "
+                 "Profile; Orion's Conv rows sum a convolution's cuDNN kernels, and those whose "
+                 "name gives no precision are %s (PyTorch's default for cuDNN on %s); registers, "
                  "shared memory, copies and host gaps were not recorded",
-                 occ, occ, gpu->name);
+                 occ, occ, gpu->name,
+                 gpu->sm.math_per_clock[COLO_MATH_TF32] > 0 ? "TF32" : "FP32", gpu->name);
         int bad = json_object_set_new(t->provenance, "source", json_string(src));
         bad |= json_object_set_new(t->provenance, "measured_on", json_string(gpu->name));
         bad |= json_object_set_new(t->provenance, "license",

@@ -19,6 +19,9 @@ typedef struct colo_orion_rows {
  * With Block and Grid the kernel keeps them, with the blocks per SM that make it need SM_usage
  * SMs when registers or shared memory held it below what its block size allows; without them
  * it is rebuilt as 256-thread blocks, as many as fill SM_usage SMs of gpu (docs/traces.md).
+ * Merged convolution rows whose name gives no precision get the math class PyTorch's defaults
+ * give cuDNN on gpu (TF32 where it has TF32 tensor cores); a kernel whose name needs units gpu
+ * does not have is an error (the profile is of another GPU).
  * model, batch and gpu name the trace; rows (NULL: all) selects data rows; *out is new. Errors
  * name the file, line and column. O(rows). */
 int colo_import_orion(const char *csv_path, const char *model, int batch, const colo_gpu_t *gpu,

@@ -260,3 +260,51 @@ Test(import_orion, a_partial_byte_order_mark_is_a_clear_error)
     cr_assert_null(t);
     cr_assert(strstr(err.text, "column missing from the header"), "%s", err.text);
 }
+
+/* Merged convolution rows that name no precision run as PyTorch's defaults run cuDNN on the
+ * profiled GPU: TF32 on the H100, FP32 on the V100; kernels named with a precision keep it. */
+Test(import_orion, unnamed_convolutions_take_pytorchs_default_for_the_gpu)
+{
+    char path[] = "/tmp/colosim-orion-XXXXXX";
+    temp_csv(path, "Name,Profile,Memory_footprint,SM_usage,Duration,Block,Grid\n"
+                   "Conv,1,0,98,100000,0,0\n"
+                   "Conv-void cutlass::Kernel2,0,0,98,20000,0,0\n"
+                   "Conv-sm80_xmma_fprop_implicit_gemm_f32f32_f32f32_f32_nchwkcrs_nchw_ffma,1,0,"
+                   "98,20000,0,0\n"
+                   "BatchNorm,0,0,64,10000,512,256\n");
+    colo_trace_t *h = import(path, "h100-sxm", NULL);
+    cr_assert_eq(h->ops[0].math, COLO_MATH_TF32);
+    cr_assert_eq(h->ops[1].math, COLO_MATH_TF32);
+    cr_assert_eq(h->ops[2].math, COLO_MATH_AUTO, "named: FP32 FMA by its name");
+    cr_assert_eq(h->ops[2].cls.math, COLO_MATH_FP32);
+    cr_assert_eq(h->ops[3].math, COLO_MATH_AUTO);
+    colo_trace_t *v = import(path, "v100-sxm2", NULL);
+    cr_assert_eq(v->ops[0].math, COLO_MATH_FP32, "no TF32 on a V100");
+    unlink(path);
+    colo_trace_free(h);
+    colo_trace_free(v);
+}
+
+/* A profile whose kernels need units the named GPU lacks was measured on another GPU. */
+Test(import_orion, a_tensor_kernel_the_gpu_lacks_means_the_wrong_gpu)
+{
+    const char *hdr = "Name,Profile,Memory_footprint,SM_usage,Duration\n";
+    char buf[512];
+    snprintf(buf, sizeof buf,
+             "%sBatchNorm,0,0,64,10000\nsm80_xmma_gemm_f32f32_tf32f32_f32_nn_n_tilesize32x32x64,"
+             "0,0,6,18048\n",
+             hdr);
+    expect_error(buf, ":3: Name: 'sm80_xmma_gemm_f32f32_tf32f32_f32_nn_n_tilesize32x32x64' is a "
+                      "tf32 kernel, which v100-sxm2 does not have: the profile was measured on "
+                      "another GPU (give it with --gpu)");
+}
+
+Test(import_orion, rows_past_the_end_are_clipped_and_said)
+{
+    colo_orion_rows_t rows = {174, 400};
+    colo_trace_t *t = import(shared("resnet50_4_fwd.csv"), "v100-sxm2", &rows);
+    cr_assert_eq(t->n_kernels, 2);
+    cr_assert(strstr(json_string_value(json_object_get(t->provenance, "source")),
+                     "data rows 174-175 of 175"));
+    colo_trace_free(t);
+}
