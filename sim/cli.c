@@ -54,10 +54,11 @@ static const char usage_main[] =
     "  compare A.json B.json [...]\n"
     "                compare results side by side, with differences to the first\n"
     "  gpus [NAME]   list the GPU descriptions, or print one with its MIG profiles\n"
-    "  trace FILE    validate a kernel trace and summarise it\n"
+    "  trace FILE    validate a kernel trace and summarise it; its time on other GPUs, MIG\n"
+    "                profiles and MPS percentages (--on), or against a real trace (--against)\n"
     "  import KIND FILE -o TRACE.json\n"
-    "                                convert a profile (orion CSV, kineto PyTorch trace, nsys "
-    "SQLite) to a trace\n"
+    "                convert a profile (orion CSV, kineto PyTorch trace, nsys SQLite, capture\n"
+    "                records) to a trace\n"
     "  version       print the version\n"
     "  help [COMMAND]\n"
     "\n"
@@ -199,7 +200,7 @@ static const char usage_trace[] =
 static const char usage_import[] =
     "usage: colosim import KIND FILE -o TRACE.json [--model NAME] [--batch N] [--gpu NAME]\n"
     "                      [--annotation TEXT [--occurrence N | --all]] [--ncu NCU.csv]\n"
-    "                      [--rows FIRST-LAST]\n"
+    "                      [--rows FIRST-LAST | --rows ROW]\n"
     "\n"
     "Converts a profile into a colosim trace (docs/traces.md). KIND:\n"
     "  orion   Orion (EuroSys'24) per-kernel CSV, with or without Block,Grid columns. Model\n"
@@ -700,7 +701,19 @@ static int cmd_check(int argc, char **argv)
             colo_scenario_free(sc);
             return EXIT_INPUT;
         }
-        double load = colo_arrival_rate(&t->arrival) * COLO_TO_S(alone);
+        /* the GPU time one request takes: a full batch's time shared by its requests */
+        colo_time_t per_request = alone;
+        if (t->max_batch > 1) {
+            colo_time_t full;
+            if (colo_tenant_request_time(sc, i, pr, t->max_batch, &full, &err)) {
+                print_error(&err);
+                colo_scenario_free(sc);
+                return EXIT_INPUT;
+            }
+            per_request = full / t->max_batch;
+            alone = full; /* printed below as the full batch's time */
+        }
+        double load = colo_arrival_rate(&t->arrival) * COLO_TO_S(per_request);
         char arr[600];
         colo_arrival_describe(&t->arrival, arr, sizeof arr);
         for (size_t v = 0; v < t->n_variants; v++) {
@@ -728,14 +741,27 @@ static int cmd_check(int argc, char **argv)
                      t->active_thread_percentage);
         printf("  %-14s   runs on %s%d SMs, %.0f GB/s DRAM, %.0f GB/s L2%s\n", "", where, pr.sms,
                pr.dram_rate, pr.l2_rate, t->priority ? ", below-normal priority" : "");
-        printf("  %-14s   alone there: %.3f ms per request (kernels on %s: %.3f ms)\n", "",
-               COLO_TO_MS(alone), tr->gpu, COLO_TO_MS(tr->kernel_time));
+        printf("  %-14s   %d instance%s (requests in flight at once), %s, fp32_math %s\n", "",
+               t->instances, t->instances == 1 ? "" : "s",
+               t->cuda_graphs ? "each request one CUDA graph" : "kernels launched one by one",
+               colo_fp32_math_name(t->fp32_math));
+        if (t->max_batch > 1)
+            printf("  %-14s   alone there: %.3f ms per full batch of %d (kernels on %s: %.3f ms at "
+                   "batch %d)\n",
+                   "", COLO_TO_MS(alone), t->max_batch, tr->gpu, COLO_TO_MS(tr->kernel_time),
+                   tr->batch);
+        else
+            printf("  %-14s   alone there: %.3f ms per request (kernels on %s: %.3f ms)\n", "",
+                   COLO_TO_MS(alone), tr->gpu, COLO_TO_MS(tr->kernel_time));
         char slo[32] = "none";
         if (t->slo > 0) snprintf(slo, sizeof slo, "%.6g ms", t->slo_ms);
         printf("  %-14s   arrivals: %s; SLO %s\n", "", arr, slo);
         if (load > 0)
-            printf("  %-14s   busy %.1f %% of the time alone%s\n", "", 100 * load,
-                   load >= 1 ? " (its queue grows without bound)" : "");
+            printf("  %-14s   busy %.1f %% of the time alone%s%s\n", "", 100 * load,
+                   t->max_batch > 1 ? " in full batches" : "",
+                   load >= t->instances ? " (its queue grows without bound)"
+                   : load >= 1 ? " (more than one request at a time: its instances must overlap)"
+                               : "");
         if (t->memory_gib > 0) printf("  %-14s   device memory %.2f GiB\n", "", t->memory_gib);
     }
     printf("ok\n");
@@ -760,19 +786,22 @@ static void print_gpu(const colo_gpu_t *g)
     } else {
         printf("  calibrated  no: datasheet values\n");
     }
-    printf("  SMs         %d at %.0f MHz; per SM %d threads, %d warps, %d blocks, %d registers, "
-           "%d KB shared\n",
-           g->sm.count, g->sm.clock_mhz, g->sm.max_threads, g->sm.max_warps, g->sm.max_blocks,
-           g->sm.registers, g->sm.shared_bytes / 1024);
-    printf("  compute     by math class: dense peak TFLOPS (TOPS for int8), per SM GFLOP/s, and the "
-           "share sustained\n");
+    printf("  SMs         %d at %.0f MHz", g->sm.count, g->sm.clock_mhz);
+    if (g->sm.tensor_clock_mhz > 0 && g->sm.tensor_clock_mhz != g->sm.clock_mhz)
+        printf(" (tensor peaks at %.0f MHz)", g->sm.tensor_clock_mhz);
+    printf("; per SM %d threads, %d warps, %d blocks, %d registers, %d KB shared\n",
+           g->sm.max_threads, g->sm.max_warps, g->sm.max_blocks, g->sm.registers,
+           g->sm.shared_bytes / 1024);
+    printf("  compute     %-5s %8s %8s %9s\n", "class", "TFLOPS", "per SM", "sustained");
+    printf("              (dense peak of the GPU; GFLOP/s per SM; share of the peak a kernel of\n"
+           "              inference size sustains; TOPS for int8)\n");
     for (int m = COLO_MATH_FP32; m < COLO_MATH_CLASSES; m++) {
         colo_math_t as = colo_gpu_math_runs_as(g, (colo_math_t)m);
         if (as != (colo_math_t)m)
             printf("              %-5s runs as %s\n", colo_math_name((colo_math_t)m),
                    colo_math_name(as));
         else
-            printf("              %-5s %8.1f %8.0f   %.3f\n", colo_math_name((colo_math_t)m),
+            printf("              %-5s %8.1f %8.0f %9.3f\n", colo_math_name((colo_math_t)m),
                    colo_gpu_math_rate(g, (colo_math_t)m) * g->sm.count / 1e3,
                    colo_gpu_math_rate(g, (colo_math_t)m), g->sm.sustained[m]);
     }
@@ -897,7 +926,7 @@ static void print_class_mix(const colo_trace_t *t)
         printf("    %-7s %5zu kernels %9.3f ms %5.1f %%", colo_math_name((colo_math_t)m), n[m],
                COLO_TO_MS(time[m]), 100.0 * (double)time[m] / (double)t->kernel_time);
         if (cudnn[m] || cublas[m])
-            printf("  (%zu cuDNN convolutions/RNNs, %zu cuBLAS matmuls)", cudnn[m], cublas[m]);
+            printf("  (cuDNN convolutions and RNNs %zu, cuBLAS matmuls %zu)", cudnn[m], cublas[m]);
         printf("\n");
     }
 }
@@ -963,8 +992,11 @@ static int trace_on(colo_trace_t *t, const char *gpu_name, bool partitions, int 
         printf("    %-16s %4s %11s %11s %13s %9s\n", "place", "SMs", "kernels ms", "request ms",
                "samples/s", "x whole");
         colo_place_rates_t whole = colo_place_rates_of(g, NULL, 0);
-        colo_time_t req;
+        colo_time_t req, plain = 0;
         rc = colo_request_time(&c, g, whole, batch, &req, NULL, err);
+        c.cuda_graphs = false;
+        if (!rc && graphs) rc = colo_request_time(&c, g, whole, batch, &plain, NULL, err);
+        c.cuda_graphs = graphs;
         if (!rc) rc = print_place(&c, g, "whole GPU", whole, b, 0, err);
         for (size_t i = 0; partitions && !rc && i < g->mig.n_profiles; i++) {
             const colo_mig_profile_t *p = &g->mig.profiles[i];
@@ -980,6 +1012,9 @@ static int trace_on(colo_trace_t *t, const char *gpu_name, bool partitions, int 
             rc = print_place(&c, g, label, colo_place_rates_of(g, NULL, cap), b, COLO_TO_MS(req),
                              err);
         }
+        if (!rc && graphs && plain == req)
+            printf("    As fast without a graph: the host launches each kernel before the one "
+                   "before it ends.\n");
     }
     colo_gpu_free(src);
     colo_gpu_free(g);
@@ -1007,16 +1042,20 @@ static int trace_against(colo_trace_t *t, const char *real_path, colo_fp32_math_
         colo_kernel_at_batch(&w, f, &wb);
         double d = colo_kernel_alone_at(&wb, whole.sms, whole.dram_rate, whole.l2_rate) -
                    wb.dispatch_ns;
-        pred[t->ops[i].cls.math] += d;
+        pred[wb.math] += d; /* the class it runs as on REAL's GPU */
         p_all += d;
     }
     for (size_t i = 0; i < real->n_ops; i++)
         if (real->ops[i].type == COLO_OP_KERNEL)
-            meas[real->ops[i].cls.math] += (double)real->ops[i].duration;
+            meas[colo_gpu_math_runs_as(dst, real->ops[i].cls.math)] +=
+                (double)real->ops[i].duration;
     if (rc) goto out;
     double m_all = (double)real->kernel_time;
     printf("  %s predicted from it (%s on %s at batch %d, fp32_math %s):\n", real_path, t->model,
            dst->name, real->batch, colo_fp32_math_name(fp32));
+    if (strcmp(t->model, real->model) != 0)
+        printf("    note: %s is a trace of %s, not %s: this compares two models\n", real_path,
+               real->model, t->model);
     printf("    %-8s %12s %12s %8s\n", "class", "predicted ms", "measured ms", "error");
     for (int m = COLO_MATH_MEMORY; m < COLO_MATH_CLASSES; m++)
         if (pred[m] > 0 || meas[m] > 0)
@@ -1024,7 +1063,8 @@ static int trace_against(colo_trace_t *t, const char *real_path, colo_fp32_math_
                    meas[m] / 1e6, meas[m] > 0 ? 100 * (pred[m] - meas[m]) / meas[m] : 0.0);
     printf("    %-8s %12.3f %12.3f %7.1f%%\n", "all", p_all / 1e6, m_all / 1e6,
            100 * (p_all - m_all) / m_all);
-    printf("    (classes as FILE's kernels are named where it was traced; REAL's by its own names)\n");
+    printf("    (by the class each kernel runs as on %s: FILE's as moved there, REAL's as traced)\n",
+           dst->name);
 out:
     colo_trace_free(real);
     colo_gpu_free(src);
@@ -1087,7 +1127,10 @@ static int cmd_trace(int argc, char **argv)
     }
     if (argc - optind != 1) return usage_error(usage_trace, "%s", "exactly one trace FILE, please");
     if (!on && (partitions || batch || graphs))
-        return usage_error(usage_trace, "%s", "--partitions, --batch and --cuda-graphs go with --on");
+        return usage_error(usage_trace, "%s goes with --on (--against predicts REAL at its own batch)",
+                           partitions ? "--partitions" : batch ? "--batch" : "--cuda-graphs");
+    if (!on && !against && fp32 != COLO_FP32_PYTORCH)
+        return usage_error(usage_trace, "%s", "--fp32-math goes with --on or --against");
     colo_error_t err;
     colo_error_clear(&err);
     colo_trace_t *t;
@@ -1095,6 +1138,29 @@ static int cmd_trace(int argc, char **argv)
     int rc = colo_trace_load(file, &t, &err);
     if (rc) {
         print_error(&err);
+        return exit_for(rc);
+    }
+    /* every GPU named, and the other trace, before anything is printed */
+    char list[1024];
+    snprintf(list, sizeof list, "%s", on ? on : "");
+    if (on && (!*on || on[strlen(on) - 1] == ',' || strstr(on, ",,") || *on == ',')) {
+        colo_trace_free(t);
+        return usage_error(usage_trace, "--on '%s' names an empty GPU", on);
+    }
+    char probe[1024];
+    snprintf(probe, sizeof probe, "%s", list);
+    char *psave = NULL;
+    for (char *g = strtok_r(probe, ",", &psave); g && !rc; g = strtok_r(NULL, ",", &psave)) {
+        colo_gpu_t *gpu = NULL;
+        rc = colo_gpu_open(g, NULL, NULL, &gpu, "--on", 0, NULL, &err);
+        colo_gpu_free(gpu);
+    }
+    colo_trace_t *real = NULL;
+    if (!rc && against) rc = colo_trace_load(against, &real, &err);
+    colo_trace_free(real);
+    if (rc) {
+        print_error(&err);
+        colo_trace_free(t);
         return exit_for(rc);
     }
     printf("%s: %s, batch %d, measured on %s\n", file, t->model, t->batch, t->gpu);
@@ -1111,8 +1177,6 @@ static int cmd_trace(int argc, char **argv)
     }
     print_class_mix(t);
     if (classes) print_classes(t);
-    char list[1024];
-    snprintf(list, sizeof list, "%s", on ? on : "");
     char *save = NULL;
     for (char *g = strtok_r(list, ",", &save); g && !rc; g = strtok_r(NULL, ",", &save))
         rc = trace_on(t, g, partitions, (int)batch, fp32, graphs, &err);
@@ -1178,9 +1242,9 @@ static int cmd_import(int argc, char **argv)
             break;
         case 'r':
             rows.first = strtol(optarg, &end, 10);
-            rows.last = *end == '-' ? strtol(end + 1, &end, 10) : -1;
-            if (*end || rows.first < 1 || rows.last < rows.first)
-                return usage_error(usage_import, "--rows takes FIRST-LAST (from 1), not '%s'",
+            rows.last = *end == '-' ? strtol(end + 1, &end, 10) : *end ? -1 : rows.first;
+            if (*end || end == optarg || rows.first < 1 || rows.last < rows.first)
+                return usage_error(usage_import, "--rows takes FIRST-LAST or ROW (from 1), not '%s'",
                                    optarg);
             break;
         case 'b':
@@ -1221,6 +1285,11 @@ static int cmd_import(int argc, char **argv)
     colo_trace_t **ts = NULL;
     size_t nt = 0;
     int rc;
+    if (access(in, R_OK) != 0) { /* before anything is guessed from its name */
+        colo_error_set(&err, COLO_EIO, in, 0, NULL, "cannot open: %s", strerror(errno));
+        print_error(&err);
+        return exit_for(COLO_EIO);
+    }
     if (!strcmp(kind, "orion")) {
         char guessed[256];
         int gb = colo_orion_guess_name(in, guessed, sizeof guessed);
