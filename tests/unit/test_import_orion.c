@@ -124,6 +124,35 @@ Test(import_orion, every_kernel_needs_its_sm_usage_on_its_gpu)
     }
 }
 
+/* Without ../shared/data: both formats, each with a kernel needing more SMs than the GPU has. */
+Test(import_orion, both_formats_keep_sm_usage_beyond_the_gpu)
+{
+    static const struct {
+        const char *gpu, *csv;
+    } cases[] = {
+        {"v100-sxm2", "Name,Profile,Memory_footprint,SM_usage,Duration\n"
+                      "volta_sgemm_128x64_nn,1,0,200,9000\n"
+                      "BatchNorm,0,0,3,1200\n"},
+        {"h100-sxm", "Name,Profile,Memory_footprint,SM_usage,Duration,Block,Grid\n"
+                     "Conv-sm90_xmma_fprop_implicit_gemm_f32f32_tf32f32_f32,1,0,300,9000,0,0\n"
+                     "BatchNorm,0,0,3,1200,0,0\n"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        char path[] = "/tmp/colosim-orion-XXXXXX";
+        temp_csv(path, cases[c].csv);
+        colo_trace_t *t = import(path, cases[c].gpu, NULL);
+        unlink(path);
+        colo_gpu_t *g = open_gpu(cases[c].gpu);
+        cr_assert_eq(t->n_kernels, 2);
+        unsigned long long big = sms_needed(&t->ops[0], g);
+        cr_assert_eq(big, c ? 300ULL : 200ULL, "%s: needs its SM_usage, got %llu", cases[c].gpu, big);
+        cr_assert_gt(big, (unsigned long long)g->sm.count, "more SMs than the GPU: several waves");
+        cr_assert_eq(sms_needed(&t->ops[1], g), 3ULL, "%s: a small kernel keeps 3 SMs", cases[c].gpu);
+        colo_gpu_free(g);
+        colo_trace_free(t);
+    }
+}
+
 Test(import_orion, the_newer_format_keeps_block_and_grid)
 {
     char path[] = "/tmp/colosim-orion-XXXXXX";
