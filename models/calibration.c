@@ -46,6 +46,8 @@ double colo_cal_get(const colo_gpu_t *g, colo_cal_param_t p)
         return g->memory.per_sm_gbps;
     case COLO_CAL_L2:
         return colo_gpu_l2_rate(g);
+    case COLO_CAL_L2_CAPACITY:
+        return colo_gpu_l2_capacity(g) / 1048576.0;
     case COLO_CAL_H2D:
         return g->pcie.h2d_gbps;
     case COLO_CAL_D2H:
@@ -54,6 +56,8 @@ double colo_cal_get(const colo_gpu_t *g, colo_cal_param_t p)
         return g->pcie.latency_us;
     case COLO_CAL_LAUNCH_HOST:
         return g->launch.host_us;
+    case COLO_CAL_LAUNCH_GRAPH:
+        return g->launch.graph_us;
     case COLO_CAL_LAUNCH_START:
         return g->launch.start_us;
     case COLO_CAL_SLICE:
@@ -83,6 +87,9 @@ static void set(colo_gpu_t *g, colo_cal_param_t p, double v)
     case COLO_CAL_L2:
         g->l2.bandwidth_gbps = v;
         break;
+    case COLO_CAL_L2_CAPACITY:
+        g->l2.effective_bytes = v * 1048576.0;
+        break;
     case COLO_CAL_H2D:
         g->pcie.h2d_gbps = v;
         break;
@@ -94,6 +101,9 @@ static void set(colo_gpu_t *g, colo_cal_param_t p, double v)
         break;
     case COLO_CAL_LAUNCH_HOST:
         g->launch.host_us = v;
+        break;
+    case COLO_CAL_LAUNCH_GRAPH:
+        g->launch.graph_us = v;
         break;
     case COLO_CAL_LAUNCH_START:
         g->launch.start_us = v;
@@ -152,14 +162,15 @@ static int param_error(const struct reader *r, size_t i, const char *member, con
 /* Reads the file into values[]/have without touching the GPU. */
 static int read_calibration(const struct reader *r, json_t *root, const colo_gpu_t *g,
                             double values[COLO_CAL_N], unsigned *have, const char **device,
-                            const char **date)
+                            const char **date, json_t *sources[COLO_CAL_N])
 {
     static const char *const top[] = {
         "colosim_calibration", "gpu",    "device",       "date", "command", "tool",
         "parameters",          "checks", "measurements", NULL};
     static const char *const pkeys[] = {"key",    "value",  "unit",    "median",  "min",
                                         "max",    "spread", "repeats", "samples", "datasheet",
-                                        "method", "note",   NULL};
+                                        "method", "note",   "source",  NULL};
+    static const char *const skeys[] = {"repository", "commit", "path", "lines", "note", NULL};
     if (!json_is_object(root))
         return colo_error_set(r->err, COLO_EINVAL, r->path, 1, NULL,
                               "not a calibration file: expected a JSON object");
@@ -229,10 +240,36 @@ static int read_calibration(const struct reader *r, json_t *root, const colo_gpu
         if (id == COLO_CAL_DRAM && x > g->memory.peak_gbps)
             return param_error(r, i, "value", "%g GB/s exceeds the datasheet peak (%g GB/s)", x,
                                g->memory.peak_gbps);
+        json_t *src = json_object_get(p, "source");
+        if (src) {
+            if (!json_is_object(src) || !json_is_string(json_object_get(src, "path")))
+                return param_error(r, i, "source",
+                                   "must be an object with at least \"path\" (the file it was "
+                                   "read from)");
+            if ((k = colo_json_unknown_key(src, skeys)))
+                return param_error(r, i, "source", "unknown key '%s'", k);
+            sources[id] = src;
+        }
         values[id] = x;
         *have |= 1u << id;
     }
     return 0;
+}
+
+/* "gpu-stream/a100_40.txt:2-6 (te42kyfo/gpu-benches@1c36d50)" */
+static int source_text(json_t *src, char **out)
+{
+    const char *path = json_string_value(json_object_get(src, "path"));
+    const char *lines = json_string_value(json_object_get(src, "lines"));
+    const char *repo = json_string_value(json_object_get(src, "repository"));
+    const char *commit = json_string_value(json_object_get(src, "commit"));
+    char buf[1024];
+    int w = snprintf(buf, sizeof buf, "%s%s%s", path, lines ? ":" : "", lines ? lines : "");
+    if (repo && w >= 0 && (size_t)w < sizeof buf)
+        snprintf(buf + w, sizeof buf - (size_t)w, " (%s%s%.7s)", repo, commit ? "@" : "",
+                 commit ? commit : "");
+    *out = colo_strdup(buf);
+    return *out ? 0 : COLO_ENOMEM;
 }
 
 int colo_calibration_apply(colo_gpu_t *gpu, const char *path, colo_error_t *err)
@@ -249,10 +286,14 @@ int colo_calibration_apply(colo_gpu_t *gpu, const char *path, colo_error_t *err)
     double values[COLO_CAL_N] = {0};
     unsigned have = 0;
     const char *device = NULL, *date = NULL;
+    json_t *sources[COLO_CAL_N] = {0};
+    char *src[COLO_CAL_N] = {0};
     if (!rc) {
         struct reader r = {path, err, text, len, lines, n_lines};
-        rc = read_calibration(&r, root, gpu, values, &have, &device, &date);
+        rc = read_calibration(&r, root, gpu, values, &have, &device, &date, sources);
     }
+    for (int i = 0; i < COLO_CAL_N && !rc; i++)
+        if (sources[i]) rc = source_text(sources[i], &src[i]);
     char *p = NULL, *d = NULL, *t = NULL;
     if (!rc && (!(p = colo_strdup(path)) || !(d = colo_strdup(device)) || !(t = colo_strdup(date))))
         rc = COLO_ENOMEM;
@@ -271,8 +312,15 @@ int colo_calibration_apply(colo_gpu_t *gpu, const char *path, colo_error_t *err)
         gpu->calibration.device = d;
         gpu->calibration.date = t;
         gpu->calibration.applied = have;
+        for (int i = 0; i < COLO_CAL_N; i++) {
+            colo_free(gpu->calibration.source[i]);
+            gpu->calibration.source[i] = src[i];
+            src[i] = NULL;
+        }
         p = d = t = NULL;
     }
+    for (int i = 0; i < COLO_CAL_N; i++)
+        colo_free(src[i]);
     colo_free(p);
     colo_free(d);
     colo_free(t);

@@ -13,10 +13,12 @@
     X(DRAM, "memory.achievable_gbps", "GB/s")                                                      \
     X(DRAM_PER_SM, "memory.per_sm_gbps", "GB/s")                                                   \
     X(L2, "l2.bandwidth_gbps", "GB/s")                                                             \
+    X(L2_CAPACITY, "l2.effective_mib", "MiB")                                                      \
     X(H2D, "pcie.h2d_gbps", "GB/s")                                                                \
     X(D2H, "pcie.d2h_gbps", "GB/s")                                                                \
     X(PCIE_LATENCY, "pcie.latency_us", "us")                                                       \
     X(LAUNCH_HOST, "launch.host_us", "us")                                                         \
+    X(LAUNCH_GRAPH, "launch.graph_us", "us")                                                       \
     X(LAUNCH_START, "launch.start_us", "us")                                                       \
     X(SLICE, "timeslice.default_us", "us")                                                         \
     X(SWITCH, "timeslice.switch_us", "us")

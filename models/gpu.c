@@ -374,6 +374,8 @@ void colo_gpu_free(colo_gpu_t *gpu)
     colo_free(gpu->calibration.path);
     colo_free(gpu->calibration.device);
     colo_free(gpu->calibration.date);
+    for (int i = 0; i < 16; i++)
+        colo_free(gpu->calibration.source[i]);
     colo_free(gpu);
 }
 
@@ -602,6 +604,11 @@ double colo_gpu_dram_rate(const colo_gpu_t *gpu)
 double colo_gpu_l2_rate(const colo_gpu_t *gpu)
 {
     return gpu->l2.bandwidth_gbps > 0 ? gpu->l2.bandwidth_gbps : 3 * colo_gpu_dram_rate(gpu);
+}
+
+double colo_gpu_l2_capacity(const colo_gpu_t *gpu)
+{
+    return gpu->l2.effective_bytes > 0 ? gpu->l2.effective_bytes : (double)gpu->l2.bytes;
 }
 
 const colo_mig_profile_t *colo_gpu_mig_profile(const colo_gpu_t *gpu, const char *name)

@@ -53,6 +53,8 @@ typedef struct colo_gpu {
         long long bytes;
         int slices, partitions;
         double bandwidth_gbps; /* 0 when unknown */
+        double effective_bytes; /* what one working set can keep (measured, calibration.h);
+                                 * 0: bytes */
     } l2;
     struct {
         double size_gib;
@@ -95,6 +97,7 @@ typedef struct colo_gpu {
         char *device, *date;  /* what it was measured on, and when */
         unsigned applied;     /* bit p: parameter p (colo_cal_param_t) came from the file */
         double datasheet[16]; /* value of each applied parameter before */
+        char *source[16];     /* where each applied parameter came from, when the file says */
     } calibration;
 } colo_gpu_t;
 
@@ -149,6 +152,9 @@ double colo_gpu_dram_rate(const colo_gpu_t *gpu);
 
 /* L2 bandwidth in bytes per nanosecond; 3 x DRAM when the file does not know it (docs/model.md). */
 double colo_gpu_l2_rate(const colo_gpu_t *gpu);
+/* The bytes of L2 the working sets of a whole GPU can keep: the measured effective capacity
+ * (calibration) or the datasheet size. A MIG instance keeps its eighths of it. */
+double colo_gpu_l2_capacity(const colo_gpu_t *gpu);
 
 const colo_mig_profile_t *colo_gpu_mig_profile(const colo_gpu_t *gpu, const char *name);
 

@@ -73,7 +73,7 @@ int colo_hw_init(colo_hw_t *hw, const colo_gpu_t *gpu, colo_eq_t *eq)
         all[u] = u;
     uint32_t idx;
     int rc = colo_hw_add_sm_set(hw, all, hw->sm.n_units, &idx);
-    if (!rc) rc = colo_hw_add_l2_group(hw, (double)gpu->l2.bytes, colo_gpu_l2_rate(gpu), &idx);
+    if (!rc) rc = colo_hw_add_l2_group(hw, colo_gpu_l2_capacity(gpu), colo_gpu_l2_rate(gpu), &idx);
     if (!rc) rc = colo_hw_add_channel_set(hw, all, hw->mem.n_units, &idx);
     if (!rc) rc = colo_fluid_add_resource(&hw->fl, gpu->pcie.h2d_gbps, &hw->pcie[COLO_COPY_H2D]);
     if (!rc) rc = colo_fluid_add_resource(&hw->fl, gpu->pcie.d2h_gbps, &hw->pcie[COLO_COPY_D2H]);

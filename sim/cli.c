@@ -5,6 +5,7 @@
 #include "compare.h"
 #include "errors.h"
 #include "gpu.h"
+#include "gpu_benches.h"
 #include "import_capture.h"
 #include "import_kineto.h"
 #include "import_nsys.h"
@@ -59,6 +60,8 @@ static const char usage_main[] =
     "  import KIND FILE -o TRACE.json\n"
     "                convert a profile (orion CSV, kineto PyTorch trace, nsys SQLite, capture\n"
     "                records) to a trace\n"
+    "  calibrate import gpu-benches DIR --gpu NAME\n"
+    "                a calibration file from published gpu-benches micro-benchmark results\n"
     "  version       print the version\n"
     "  help [COMMAND]\n"
     "\n"
@@ -175,6 +178,24 @@ static const char usage_gpus[] =
     "its calibration file (models/calibrated/NAME.json, or --calibration FILE) replace the\n"
     "datasheet's and are listed with the values they replace; --calibration none shows the\n"
     "datasheet's alone (docs/calibration.md).\n";
+
+static const char usage_calibrate[] =
+    "usage: colosim calibrate import gpu-benches DIR --gpu NAME [-o FILE] [--stem STEM]\n"
+    "                 [--commit [PATH=]REV ...] [--repository OWNER/NAME]\n"
+    "\n"
+    "Derives a calibration file (docs/calibration.md) from the result files of the gpu-benches\n"
+    "micro-benchmarks (github.com/te42kyfo/gpu-benches) in DIR: achievable DRAM bandwidth and\n"
+    "the rate one SM draws (gpu-stream), L2 bandwidth and the footprint where it gives out\n"
+    "(gpu-l2-cache, else gpu-cache), the cost of a launch and of a launch in a CUDA graph\n"
+    "(gpu-small-kernels); latencies, L1 and FP32 rates are kept as measurements. Each value\n"
+    "records its file, lines and commit. It prints each value beside the datasheet's.\n"
+    "  --gpu NAME     the GPU description it calibrates (its datasheet values are compared)\n"
+    "  -o FILE        where to write it (default calibrated-NAME.json); models/calibrated/\n"
+    "                 NAME.json is applied by default to that GPU\n"
+    "  --stem STEM    read STEM.txt in every benchmark's folder (default: the files upstream\n"
+    "                 publishes for NAME, listed in docs/calibration.md)\n"
+    "  --commit REV   the commit the files were taken at; PATH=REV for one file\n"
+    "                 (gpu-small-kernels/v100.txt=REV); recorded, not checked\n";
 
 static const char usage_trace[] =
     "usage: colosim trace FILE [--classes] [--on GPU[,GPU...] [--partitions] [--batch N]\n"
@@ -769,6 +790,29 @@ static int cmd_check(int argc, char **argv)
     return 0;
 }
 
+/* The calibration file's measurements that are no model parameter: name and numbers. */
+static void print_measurements(const char *path)
+{
+    json_t *doc = json_load_file(path, 0, NULL);
+    json_t *m = json_object_get(doc, "measurements");
+    if (json_is_object(m) && json_object_size(m)) {
+        printf("    measured, not model parameters:\n");
+        const char *k, *kk;
+        json_t *v, *vv;
+        json_object_foreach(m, k, v)
+        {
+            if (!json_is_object(v)) continue;
+            printf("      %-22s", k);
+            json_object_foreach(v, kk, vv) if (json_is_number(vv))
+                printf(" %s %.4g", kk, json_number_value(vv));
+            const char *src = json_string_value(json_object_get(json_object_get(v, "source"), "path"));
+            if (src) printf("  (%s)", src);
+            printf("\n");
+        }
+    }
+    json_decref(doc);
+}
+
 static void print_gpu(const colo_gpu_t *g)
 {
     printf("%s: %s (%s, compute capability %s)\n", g->name, g->full_name, g->arch,
@@ -779,10 +823,14 @@ static void print_gpu(const colo_gpu_t *g)
                g->calibration.path, g->calibration.device, g->calibration.date);
         for (int i = 0; i < COLO_CAL_N; i++) {
             const colo_cal_param_t p = (colo_cal_param_t)i;
-            if (g->calibration.applied & (1u << i))
-                printf("    %-28s %10.4g -> %-10.4g %s\n", colo_cal_key(p),
+            if (g->calibration.applied & (1u << i)) {
+                printf("    %-24s %10.4g -> %-10.4g %-6s", colo_cal_key(p),
                        g->calibration.datasheet[i], colo_cal_get(g, p), colo_cal_unit(p));
+                if (g->calibration.source[i]) printf(" %s", g->calibration.source[i]);
+                printf("\n");
+            }
         }
+        print_measurements(g->calibration.path);
     } else {
         printf("  calibrated  no: datasheet values\n");
     }
@@ -974,17 +1022,9 @@ static int trace_on(colo_trace_t *t, const char *gpu_name, bool partitions, int 
     colo_gpu_t *src = NULL, *g = NULL;
     int rc = colo_gpu_open(t->gpu, NULL, NULL, &src, t->path, t->gpu_line, "gpu", err);
     if (!rc) rc = colo_gpu_open(gpu_name, NULL, NULL, &g, "--on", 0, NULL, err);
-    colo_variant_t v = {t, src, t->path, false};
+    colo_variant_t v;
     colo_tenant_cfg_t c;
-    memset(&c, 0, sizeof c);
-    c.trace = t;
-    c.trace_gpu = src;
-    c.n_variants = 1;
-    c.variants = &v;
-    c.instances = 1;
-    c.cuda_graphs = graphs;
-    c.fp32_math = fp32;
-    c.max_batch = batch; /* a batch of that many samples */
+    colo_tenant_cfg_of_trace(&c, &v, t, src, batch, fp32, graphs);
     int b = batch ? batch : t->batch;
     if (!rc) {
         printf("  on %s (%s%s), batch %d, one request alone:\n", g->name,
@@ -1341,6 +1381,132 @@ static int cmd_import(int argc, char **argv)
     return rc ? exit_for(rc) : 0;
 }
 
+/* colosim calibrate import gpu-benches DIR --gpu NAME ... */
+static int cmd_calibrate(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"output", required_argument, NULL, 'o'},   {"gpu", required_argument, NULL, 'g'},
+        {"stem", required_argument, NULL, 's'},     {"commit", required_argument, NULL, 'c'},
+        {"repository", required_argument, NULL, 'r'}, {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *out = NULL, *gpu_name = NULL;
+    colo_gb_options_t o = {0};
+    char command[2048] = "colosim calibrate";
+    for (int i = 1; i < argc; i++) { /* what the file records, before getopt reorders argv */
+        size_t used = strlen(command);
+        snprintf(command + used, sizeof command - used, " %s", argv[i]);
+    }
+    const char *file_commits[32];
+    size_t n_fc = 0;
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'o':
+            out = optarg;
+            break;
+        case 'g':
+            gpu_name = optarg;
+            break;
+        case 's':
+            if (!*optarg || strchr(optarg, '/'))
+                return usage_error(usage_calibrate, "--stem takes a file name stem, not '%s'",
+                                   optarg);
+            o.stem = optarg;
+            break;
+        case 'r':
+            o.repository = optarg;
+            break;
+        case 'c':
+            if (!*optarg || optarg[strlen(optarg) - 1] == '=')
+                return usage_error(usage_calibrate, "--commit takes REV or PATH=REV, not '%s'",
+                                   optarg);
+            if (!strchr(optarg, '='))
+                o.commit = optarg;
+            else if (n_fc == sizeof file_commits / sizeof file_commits[0])
+                return usage_error(usage_calibrate, "%s", "at most 32 --commit PATH=REV");
+            else
+                file_commits[n_fc++] = optarg;
+            break;
+        case 'h':
+            fputs(usage_calibrate, stdout);
+            return 0;
+        default:
+            return usage_error(usage_calibrate, "unknown or incomplete option '%s'",
+                               argv[optind - 1]);
+        }
+    }
+    if (argc - optind != 3 || strcmp(argv[optind], "import") != 0)
+        return usage_error(usage_calibrate, "%s", "expected: calibrate import gpu-benches DIR");
+    if (strcmp(argv[optind + 1], "gpu-benches") != 0)
+        return usage_error(usage_calibrate, "unknown source '%s' (gpu-benches)",
+                           argv[optind + 1]);
+    o.dir = argv[optind + 2];
+    if (!gpu_name) return usage_error(usage_calibrate, "%s", "--gpu NAME is required");
+    o.file_commits = file_commits;
+    o.n_file_commits = n_fc;
+    o.command = command;
+    char outbuf[512];
+    if (!out) {
+        snprintf(outbuf, sizeof outbuf, "calibrated-%s.json", gpu_name);
+        out = outbuf;
+    }
+    colo_error_t err;
+    colo_error_clear(&err);
+    struct stat st;
+    if (stat(o.dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        colo_error_set(&err, COLO_EIO, o.dir, 0, NULL, "not a folder of gpu-benches results");
+        print_error(&err);
+        return EXIT_INPUT;
+    }
+    colo_gpu_t *g = NULL, *check = NULL;
+    json_t *doc = NULL;
+    colo_atomic_file_t af = {0};
+    int rc = colo_gpu_open(gpu_name, NULL, "none", &g, "--gpu", 0, NULL, &err);
+    if (!rc) rc = colo_gb_import(&o, g, &doc, &err);
+    /* Written beside its destination, checked as the simulator will load it, then renamed. */
+    if (!rc) rc = colo_atomic_open(&af, out, &err);
+    if (!rc && (json_dumpf(doc, af.f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6)) ||
+                fputc('\n', af.f) == EOF || fflush(af.f)))
+        rc = colo_error_set(&err, COLO_EIO, out, 0, NULL, "write error");
+    if (!rc && af.tmp) {
+        rc = colo_gpu_open(gpu_name, NULL, "none", &check, "--gpu", 0, NULL, &err);
+        if (!rc) rc = colo_calibration_apply(check, af.tmp, &err);
+    }
+    const int to_file = af.tmp != NULL;
+    if (!rc) rc = colo_atomic_commit(&af, &err);
+    else colo_atomic_abort(&af);
+    if (!rc && to_file) { /* a file, not standard output: say what it holds */
+        printf("%s: %s from gpu-benches results in %s\n", out, g->name, o.dir);
+        printf("  %-24s %10s %10s %7s  %s\n", "parameter", "measured", "datasheet", "diff",
+               "source");
+        size_t i;
+        json_t *p;
+        json_array_foreach(json_object_get(doc, "parameters"), i, p)
+        {
+            double v = json_number_value(json_object_get(p, "value"));
+            double d = json_number_value(json_object_get(p, "datasheet"));
+            json_t *s = json_object_get(p, "source");
+            printf("  %-24s %10.4g %10.4g %+6.0f%%  %s:%s\n",
+                   json_string_value(json_object_get(p, "key")), v, d,
+                   d > 0 ? 100 * (v - d) / d : 0.0, json_string_value(json_object_get(s, "path")),
+                   json_string_value(json_object_get(s, "lines")));
+        }
+        const char *k;
+        json_t *m;
+        printf("  measurements kept (not parameters):");
+        json_object_foreach(json_object_get(doc, "measurements"), k, m) printf(" %s", k);
+        printf("\n");
+    }
+    if (rc) print_error(&err);
+    json_decref(doc);
+    colo_gpu_free(g);
+    colo_gpu_free(check);
+    return rc ? exit_for(rc) : 0;
+}
+
 static int cmd_compare(int argc, char **argv)
 {
     const char *out = NULL;
@@ -1655,6 +1821,7 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "plot") == 0) return cmd_plot(argc - 1, argv + 1);
     if (strcmp(cmd, "gpus") == 0) return cmd_gpus(argc - 1, argv + 1);
     if (strcmp(cmd, "import") == 0) return cmd_import(argc - 1, argv + 1);
+    if (strcmp(cmd, "calibrate") == 0) return cmd_calibrate(argc - 1, argv + 1);
     if (strcmp(cmd, "trace") == 0) return cmd_trace(argc - 1, argv + 1);
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
         printf("colosim %s\n", COLO_VERSION);
@@ -1672,6 +1839,7 @@ int main(int argc, char **argv)
               : strcmp(topic, "plot") == 0   ? usage_plot
               : strcmp(topic, "gpus") == 0   ? usage_gpus
               : strcmp(topic, "import") == 0 ? usage_import
+              : strcmp(topic, "calibrate") == 0 ? usage_calibrate
               : strcmp(topic, "trace") == 0  ? usage_trace
                                              : usage_main,
               stdout);

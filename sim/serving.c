@@ -203,6 +203,22 @@ int colo_request_time(const colo_tenant_cfg_t *c, const colo_gpu_t *gpu, colo_pl
     return rc;
 }
 
+void colo_tenant_cfg_of_trace(colo_tenant_cfg_t *c, colo_variant_t *v, const colo_trace_t *t,
+                              const colo_gpu_t *src, int batch, colo_fp32_math_t fp32, bool graphs)
+{
+    memset(c, 0, sizeof *c);
+    *v = (colo_variant_t){t, src, t->path, false};
+    c->trace = t;
+    c->trace_gpu = src;
+    c->trace_path = t->path;
+    c->n_variants = 1;
+    c->variants = v;
+    c->instances = 1;
+    c->cuda_graphs = graphs;
+    c->fp32_math = fp32;
+    c->max_batch = batch; /* batches of that many samples */
+}
+
 int colo_tenant_request_time(const colo_scenario_t *sc, size_t i, colo_place_rates_t pr, int b,
                              colo_time_t *t, colo_error_t *err)
 {
@@ -1083,7 +1099,7 @@ static int build_domains(colo_sim_t *sim)
             d->l2_rate *= p->l2_eighths / 8.0;
             rc = range_set(hw, in->first_sm, p->sms, &d->place.sm_set);
             if (!rc)
-                rc = colo_hw_add_l2_group(hw, (double)g->l2.bytes * p->l2_eighths / 8.0, d->l2_rate,
+                rc = colo_hw_add_l2_group(hw, colo_gpu_l2_capacity(g) * p->l2_eighths / 8.0, d->l2_rate,
                                           &d->place.l2_group);
             if (!rc) rc = colo_hw_add_channel_set(hw, ch, n, &d->place.channel_set);
             if (!rc) rc = colo_hw_add_ce_domain(hw, p->copy_engines, &d->ce);

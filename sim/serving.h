@@ -258,6 +258,13 @@ void colo_plan_kernel(const colo_batch_plan_t *p, const struct colo_variant_run 
 int colo_request_time(const colo_tenant_cfg_t *c, const colo_gpu_t *gpu, colo_place_rates_t pr,
                       int b, colo_time_t *request, colo_time_t *kernels, colo_error_t *err);
 
+/* A tenant made of one trace t (measured on src; both borrowed), for its time alone outside a
+ * scenario (colosim trace --on, colosim validate): batch > 0 runs it as batches of that many
+ * samples (the kernel model scales the trace), 0 at its traced batch. v is its one variant. */
+void colo_tenant_cfg_of_trace(colo_tenant_cfg_t *c, colo_variant_t *v, const colo_trace_t *t,
+                              const colo_gpu_t *src, int batch, colo_fp32_math_t fp32,
+                              bool graphs);
+
 /* One batch of b requests of tenant i alone on its part of the GPU (rates): start to finish. */
 int colo_tenant_request_time(const colo_scenario_t *sc, size_t i, colo_place_rates_t pr, int b,
                              colo_time_t *t, colo_error_t *err);

@@ -239,3 +239,42 @@ Test(calibration, a_nul_byte_after_a_number_ends_in_an_error, .timeout = 10)
     cr_assert_str_eq(err.key, "co");
     colo_gpu_free(g);
 }
+
+/* The committed files from published gpu-benches results load by default for their five GPUs,
+ * with each value's source; the L2's measured capacity and the graph launch cost are used. */
+Test(calibration, the_committed_files_load_for_their_gpus_with_their_sources)
+{
+    static const char *const calibrated[] = {"v100-sxm2", "a100-40gb", "a100-80gb", "h100-pcie",
+                                             "h200"};
+    colo_error_t err;
+    colo_error_clear(&err);
+    for (size_t i = 0; i < sizeof calibrated / sizeof calibrated[0]; i++) {
+        colo_gpu_t *g;
+        cr_assert_eq(colo_gpu_open(calibrated[i], NULL, NULL, &g, "t", 0, NULL, &err), 0, "%s",
+                     err.text);
+        cr_assert_not_null(g->calibration.path, "%s has a calibration file", calibrated[i]);
+        cr_expect(g->calibration.applied & (1u << COLO_CAL_DRAM), "%s: DRAM measured",
+                  calibrated[i]);
+        for (int p = 0; p < COLO_CAL_N; p++)
+            if (g->calibration.applied & (1u << p))
+                cr_expect(g->calibration.source[p] &&
+                              strstr(g->calibration.source[p], "te42kyfo/gpu-benches@"),
+                          "%s %s names its source", calibrated[i], colo_cal_key(p));
+        colo_gpu_free(g);
+    }
+    colo_gpu_t *g, *sheet;
+    cr_assert_eq(colo_gpu_open("a100-80gb", NULL, NULL, &g, "t", 0, NULL, &err), 0);
+    cr_assert_eq(colo_gpu_open("a100-80gb", NULL, "none", &sheet, "t", 0, NULL, &err), 0);
+    cr_expect_float_eq(colo_gpu_l2_capacity(sheet), 41943040.0, 0, "datasheet: the whole L2");
+    cr_expect_lt(colo_gpu_l2_capacity(g), 0.9 * colo_gpu_l2_capacity(sheet),
+                 "measured: bandwidth gives out before 40 MiB");
+    cr_expect_float_eq(g->l2.effective_bytes / 1048576.0,
+                       colo_cal_get(g, COLO_CAL_L2_CAPACITY), 1e-9);
+    cr_expect_neq(g->launch.graph_us, sheet->launch.graph_us, "graph launches measured");
+    cr_expect_float_eq(g->calibration.datasheet[COLO_CAL_LAUNCH_GRAPH], sheet->launch.graph_us, 0);
+    colo_gpu_free(g);
+    colo_gpu_free(sheet);
+    cr_assert_eq(colo_gpu_open("h100-sxm", NULL, NULL, &g, "t", 0, NULL, &err), 0);
+    cr_expect_null(g->calibration.path, "gpu-benches measured no H100 SXM");
+    colo_gpu_free(g);
+}
