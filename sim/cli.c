@@ -17,6 +17,7 @@
 #include "cluster.h"
 #include "study.h"
 #include "study_mpi.h"
+#include "validate.h"
 #include "results.h"
 #include "scenario.h"
 #include "serving.h"
@@ -62,6 +63,8 @@ static const char usage_main[] =
     "                records) to a trace\n"
     "  calibrate import gpu-benches DIR --gpu NAME\n"
     "                a calibration file from published gpu-benches micro-benchmark results\n"
+    "  validate [DIR]\n"
+    "                predictions against published measurements, case by case, with errors\n"
     "  version       print the version\n"
     "  help [COMMAND]\n"
     "\n"
@@ -196,6 +199,22 @@ static const char usage_calibrate[] =
     "                 publishes for NAME, listed in docs/calibration.md)\n"
     "  --commit REV   the commit the files were taken at; PATH=REV for one file\n"
     "                 (gpu-small-kernels/v100.txt=REV); recorded, not checked\n";
+
+static const char usage_validate[] =
+    "usage: colosim validate [DIR] [-o FILE.json] [--markdown FILE.md] [--check RECORDED.json]\n"
+    "                        [-q]\n"
+    "\n"
+    "Runs the validation suite in DIR (default: validation): each case simulates the set-up of a\n"
+    "published measurement and compares colosim's prediction with the published figure. Prints\n"
+    "one table (case, published, predicted, error) with the median absolute error of the\n"
+    "validation cases; cases whose source also set a model parameter are listed apart and not\n"
+    "counted (docs/validation.md).\n"
+    "  -o FILE.json         write the table as JSON (the record --check compares with)\n"
+    "  --markdown FILE.md   write the tables into FILE.md between its colosim validate marks\n"
+    "  --check RECORDED     exit 1 when a case's |error| grew more than one percentage point past\n"
+    "                       the recorded one, a case is not recorded, or one is above 50 %\n"
+    "                       without a stated cause\n"
+    "  -q                   print only the summary line\n";
 
 static const char usage_trace[] =
     "usage: colosim trace FILE [--classes] [--on GPU[,GPU...] [--partitions] [--batch N]\n"
@@ -1507,6 +1526,87 @@ static int cmd_calibrate(int argc, char **argv)
     return rc ? exit_for(rc) : 0;
 }
 
+/* colosim validate [DIR] ... */
+static int cmd_validate(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"output", required_argument, NULL, 'o'}, {"markdown", required_argument, NULL, 'm'},
+        {"check", required_argument, NULL, 'c'},  {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
+    };
+    const char *out = NULL, *md = NULL, *check = NULL, *dir = "validation";
+    bool quiet = false;
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "o:qh", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'o':
+            out = optarg;
+            break;
+        case 'm':
+            md = optarg;
+            break;
+        case 'c':
+            check = optarg;
+            break;
+        case 'q':
+            quiet = true;
+            break;
+        case 'h':
+            fputs(usage_validate, stdout);
+            return 0;
+        default:
+            return usage_error(usage_validate, "unknown or incomplete option '%s'",
+                               argv[optind - 1]);
+        }
+    }
+    if (argc - optind > 1) return usage_error(usage_validate, "%s", "at most one folder");
+    if (argc - optind == 1) dir = argv[optind];
+    colo_error_t err;
+    colo_error_clear(&err);
+    colo_vsuite_t *s = NULL;
+    json_t *doc = NULL;
+    int rc = colo_vsuite_load(dir, &s, &err);
+    if (!rc) rc = colo_vsuite_run(s, &err);
+    if (!rc && out && !(doc = colo_vsuite_json(s)))
+        rc = colo_error_set(&err, COLO_ENOMEM, dir, 0, NULL, "out of memory");
+    int failed = 0;
+    if (!rc && check) { /* before anything is written over the record */
+        failed = colo_vsuite_check(s, check, 0.01, stderr, &err);
+        if (failed < 0) rc = failed;
+    }
+    if (!rc && out) {
+        colo_atomic_file_t af;
+        rc = colo_atomic_open(&af, out, &err);
+        if (!rc) {
+            if (json_dumpf(doc, af.f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6)) ||
+                fputc('\n', af.f) == EOF) {
+                colo_atomic_abort(&af);
+                rc = colo_error_set(&err, COLO_EIO, out, 0, NULL, "write error");
+            } else {
+                rc = colo_atomic_commit(&af, &err);
+            }
+        }
+    }
+    if (!rc && md) rc = colo_vsuite_markdown(s, md, &err);
+    if (rc) {
+        print_error(&err);
+    } else if (quiet) {
+        size_t n;
+        double med = colo_vsuite_median(s, false, &n);
+        printf("%zu validation cases: median |error| %.1f %%\n", n, 100 * med);
+    } else {
+        colo_vsuite_print(s, stdout);
+    }
+    if (!rc && check)
+        fprintf(failed ? stderr : stdout, "check against %s: %s\n", check,
+                failed ? "FAILED" : "no case got worse");
+    json_decref(doc);
+    colo_vsuite_free(s);
+    return rc ? exit_for(rc) : failed ? 1 : 0;
+}
+
 static int cmd_compare(int argc, char **argv)
 {
     const char *out = NULL;
@@ -1822,6 +1922,7 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "gpus") == 0) return cmd_gpus(argc - 1, argv + 1);
     if (strcmp(cmd, "import") == 0) return cmd_import(argc - 1, argv + 1);
     if (strcmp(cmd, "calibrate") == 0) return cmd_calibrate(argc - 1, argv + 1);
+    if (strcmp(cmd, "validate") == 0) return cmd_validate(argc - 1, argv + 1);
     if (strcmp(cmd, "trace") == 0) return cmd_trace(argc - 1, argv + 1);
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
         printf("colosim %s\n", COLO_VERSION);
@@ -1840,6 +1941,7 @@ int main(int argc, char **argv)
               : strcmp(topic, "gpus") == 0   ? usage_gpus
               : strcmp(topic, "import") == 0 ? usage_import
               : strcmp(topic, "calibrate") == 0 ? usage_calibrate
+              : strcmp(topic, "validate") == 0 ? usage_validate
               : strcmp(topic, "trace") == 0  ? usage_trace
                                              : usage_main,
               stdout);
