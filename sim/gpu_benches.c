@@ -567,9 +567,9 @@ static int from_cache(struct ctx *c, const struct table *t)
     if (n1 < 3)
         rc = row_error(c->err, t, t->rows[0].line, "%zu rows of at most 64 kB: need 3", n1);
     double knee = 0;
-    for (size_t i = 0; !rc && i < t->n && !knee; i++)
+    for (size_t i = 0; !rc && i < t->n && knee == 0; i++)
         if (t->rows[i].v[KB] > 64 && t->rows[i].v[BW] < l1 / 2) knee = t->rows[i].v[KB];
-    if (!rc && !knee)
+    if (!rc && knee == 0)
         rc = row_error(c->err, t, t->rows[t->n - 1].line,
                        "bandwidth never falls below half the L1 plateau (%.0f GB/s)", l1);
     if (!rc) {
@@ -680,7 +680,7 @@ static int launch_us(struct ctx *c, const struct table *t, double *us, int *line
             rc = row_error(c->err, t, r->line, "size and bandwidths must be positive");
             break;
         }
-        if (!first) first = traffic;
+        if (first == 0) first = traffic;
         if (traffic <= 2 * first) {
             times[m] = traffic / (best * 1e3);
             lines[m++] = r->line;

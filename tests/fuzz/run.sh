@@ -85,6 +85,19 @@ study)
     add "$src"/scenarios/studies/*.cfg "$src"/tests/fixtures/study*.cfg ;;
 cluster)
     add "$src"/tests/fixtures/cluster/*.cfg "$src"/scenarios/cluster/*.cfg ;;
+gpu_benches)
+    # the first byte picks the benchmark, in COLO_GB_KINDS order
+    k=0
+    for kind in gpu-stream gpu-l2-cache gpu-cache gpu-latency gpu-small-kernels gpu-roofline gpu-strides; do
+        for f in "$data"/gpu_benches/$kind/*.txt; do
+            [ -f "$f" ] || continue
+            n=$((n + 1))
+            { printf "\\$(printf %03o $k)"; cat "$f"; } > "$seeds/$(printf %03d $n)-$kind-$(basename "$f")"
+        done
+        k=$((k + 1))
+    done ;;
+validate)
+    add "$src"/validation/*.cfg ;;
 *)
     echo "run.sh: unknown target '$target'" >&2; exit 2 ;;
 esac
