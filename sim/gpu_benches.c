@@ -322,6 +322,22 @@ static int nomem(const struct ctx *c)
 static int param(struct ctx *c, colo_cal_param_t p, double value, const char *method,
                  const struct table *t, const int *lines, size_t n)
 {
+    /* what the calibration loader would refuse, said here at the rows it came from */
+    double sheet = colo_cal_get(c->gpu, p);
+    if (!(value > 0) || !isfinite(value))
+        return row_error(c->err, t, lines[0], "%s comes out as %g: not a measurement",
+                         colo_cal_key(p), value);
+    if (strcmp(colo_cal_unit(p), "us") != 0 && sheet > 0 &&
+        (value > 10 * sheet || value < sheet / 10))
+        return row_error(c->err, t, lines[0],
+                         "%s comes out as %g %s, more than 10 times off %s's %g: results of "
+                         "another GPU, or broken ones",
+                         colo_cal_key(p), value, colo_cal_unit(p), c->gpu->name, sheet);
+    if (p == COLO_CAL_DRAM && value > c->gpu->memory.peak_gbps)
+        return row_error(c->err, t, lines[0],
+                         "%s comes out as %g GB/s, above %s's peak (%g GB/s): results of "
+                         "another GPU, or broken ones",
+                         colo_cal_key(p), value, c->gpu->name, c->gpu->memory.peak_gbps);
     json_t *s = source(c, t, lines, n);
     json_t *e = s ? json_pack("{s:s, s:f, s:s, s:f, s:s, s:o}", "key", colo_cal_key(p), "value",
                               value, "unit", colo_cal_unit(p), "datasheet",
@@ -378,8 +394,11 @@ static int from_stream(struct ctx *c, const struct table *t)
     int sms = 0;
     for (size_t i = 0; i < t->n; i++) {
         const struct row *r = &t->rows[i];
-        double q = r->v[BS] > 0 ? r->v[THREADS] / r->v[BS] : 0;
-        if (q < 1 || q != floor(q) || (sms && (int)q != sms))
+        if (!(r->v[BS] >= 1 && r->v[BS] <= 1024) || r->v[BS] != floor(r->v[BS]))
+            return row_error(c->err, t, r->line, "blockSize %g is not 1 to 1024 threads",
+                             r->v[BS]);
+        double q = r->v[THREADS] / r->v[BS];
+        if (!(q >= 1 && q <= 100000) || q != floor(q) || (sms && (int)q != sms))
             return row_error(c->err, t, r->line,
                              "threads %.0f is not the SM count times blockSize %.0f as in the "
                              "rows before",
@@ -738,8 +757,8 @@ static int from_roofline(struct ctx *c, const struct table *t)
     size_t n0 = 0;
     for (size_t i = 0; i < t->n && !rc; i++) {
         const struct row *r = &t->rows[i];
-        int d = (int)r->v[DEV];
-        if (d < 0 || d >= 64 || d != r->v[DEV] || r->v[GFLOPS] <= 0 || r->v[MHZ] <= 0)
+        int d = r->v[DEV] >= 0 && r->v[DEV] < 64 ? (int)r->v[DEV] : -1;
+        if (d < 0 || d != r->v[DEV] || r->v[GFLOPS] <= 0 || r->v[MHZ] <= 0)
             rc = row_error(c->err, t, r->line,
                            "device %g and GFLOP/s, MHz must be a device index (0-63) and positive",
                            r->v[DEV]);
@@ -914,9 +933,9 @@ int colo_gb_import(const colo_gb_options_t *o, const colo_gpu_t *gpu, json_t **o
         }
     }
     json_t *doc = json_object(), *params = json_array(), *meas = json_object();
-    json_t *files = json_array();
+    json_t *files = json_array(), *missing = json_array();
     struct ctx c = {o, gpu, params, meas, err, 0};
-    int rc = doc && params && meas && files ? 0 : nomem(&c);
+    int rc = doc && params && meas && files && missing ? 0 : nomem(&c);
     static const char *const variants[] = {"", "_graph", "_gsync", "_pt"};
     int sms_from_stream = 0;
     for (int k = 0; k < COLO_GB_KIND_N && !rc; k++) {
@@ -927,6 +946,8 @@ int colo_gb_import(const colo_gb_options_t *o, const colo_gpu_t *gpu, json_t **o
             int found;
             rc = open_table(&c, (colo_gb_kind_t)k, stems[k].stem, variants[v], stems[k].note, &t,
                             &found);
+            if (!rc && !found && v <= 1 && json_array_append_new(missing, json_string(t.path)))
+                rc = nomem(&c);
             if (rc || !found) continue;
             if (k == COLO_GB_SMALL) rc = tag_small(&c, &t);
             if (!rc) {
@@ -973,7 +994,8 @@ int colo_gb_import(const colo_gb_options_t *o, const colo_gpu_t *gpu, json_t **o
                             "and the like)",
                             gpu->name, stems[0].stem ? stems[0].stem : o->stem ? o->stem : "?");
     if (!rc) {
-        json_t *device = json_pack("{s:s, s:O}", "name", "published gpu-benches results", "files", files);
+        json_t *device = json_pack("{s:s, s:O, s:O}", "name", "published gpu-benches results",
+                                   "files", files, "missing", missing);
         if (device && sms_from_stream)
             json_object_set_new(device, "sm_count", json_integer(gpu->sm.count));
         char tool[128];
@@ -994,6 +1016,7 @@ int colo_gb_import(const colo_gb_options_t *o, const colo_gpu_t *gpu, json_t **o
     json_decref(params);
     json_decref(meas);
     json_decref(files);
+    json_decref(missing);
     if (rc) {
         json_decref(doc);
         return rc;

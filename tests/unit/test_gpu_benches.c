@@ -216,6 +216,11 @@ Test(gpu_benches, malformed_files_get_file_line_and_what)
     expect_error("a100-40gb", "gpu-stream/x.txt:34", "expected 9 values, found 6");
     put_stream(132, "");
     expect_error("a100-40gb", "gpu-stream/x.txt:2", "measured on a GPU with 132 SMs");
+    /* a thread count far beyond any GPU (found by fuzzing: it overflowed an int) */
+    put_stream(108, "32 1e45 3 % | GB/s: 1 2 3 4 5 6\n");
+    expect_error("a100-40gb", "gpu-stream/x.txt:34", "is not the SM count times blockSize");
+    put_stream(108, "4096 1000 3 % | GB/s: 1 2 3 4 5 6\n");
+    expect_error("a100-40gb", "gpu-stream/x.txt:34", "blockSize 4096 is not 1 to 1024 threads");
     put("gpu-stream/x.txt", "data set   exec time\n");
     expect_error("a100-40gb", "gpu-stream/x.txt:1", "not a gpu-stream result");
     put("gpu-stream/x.txt", stream_head);
