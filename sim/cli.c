@@ -198,17 +198,18 @@ static const char usage_calibrate[] =
     "  --stem STEM    read STEM.txt in every benchmark's folder (default: the files upstream\n"
     "                 publishes for NAME, listed in docs/calibration.md)\n"
     "  --commit REV   the commit the files were taken at; PATH=REV for one file\n"
-    "                 (gpu-small-kernels/v100.txt=REV); recorded, not checked\n";
+    "                 (gpu-small-kernels/v100.txt=REV); recorded, not checked\n"
+    "  --repository R where the files come from (default te42kyfo/gpu-benches), recorded\n";
 
 static const char usage_validate[] =
     "usage: colosim validate [DIR] [-o FILE.json] [--markdown FILE.md] [--check RECORDED.json]\n"
     "                        [-q]\n"
     "\n"
-    "Runs the validation suite in DIR (default: validation): each case simulates the set-up of a\n"
-    "published measurement and compares colosim's prediction with the published figure. Prints\n"
-    "one table (case, published, predicted, error) with the median absolute error of the\n"
-    "validation cases; cases whose source also set a model parameter are listed apart and not\n"
-    "counted (docs/validation.md).\n"
+    "Runs the validation suite in DIR (default: ./validation, else the source tree's): each case\n"
+    "simulates the set-up of a published measurement and compares colosim's prediction with the\n"
+    "published figure. Prints one table (case, published, predicted, error) with the median\n"
+    "absolute error of the validation cases; cases whose source also set a model parameter are\n"
+    "listed apart and not counted (docs/validation.md).\n"
     "  -o FILE.json         write the table as JSON (the record --check compares with)\n"
     "  --markdown FILE.md   write the tables into FILE.md between its colosim validate marks\n"
     "  --check RECORDED     exit 1 when a case's |error| grew more than one percentage point past\n"
@@ -721,6 +722,8 @@ static int cmd_check(int argc, char **argv)
     if (g->calibration.path)
         printf("          calibrated: %s (%s, %s)\n", g->calibration.path, g->calibration.device,
                g->calibration.date);
+    else if (sc->calibration && strcmp(sc->calibration, "none") == 0)
+        printf("          datasheet values: calibration = \"none\"\n");
     else
         printf("          datasheet values: no calibration file\n");
     printf("run       seed %llu; arrivals for %.3g s, measured after %.3g s warm-up; up to %.3g s "
@@ -843,7 +846,7 @@ static void print_gpu(const colo_gpu_t *g)
         for (int i = 0; i < COLO_CAL_N; i++) {
             const colo_cal_param_t p = (colo_cal_param_t)i;
             if (g->calibration.applied & (1u << i)) {
-                printf("    %-24s %10.4g -> %-10.4g %-6s", colo_cal_key(p),
+                printf("    %-24s %10.5g -> %-10.5g %-6s", colo_cal_key(p),
                        g->calibration.datasheet[i], colo_cal_get(g, p), colo_cal_unit(p));
                 if (g->calibration.source[i]) printf(" %s", g->calibration.source[i]);
                 printf("\n");
@@ -950,8 +953,8 @@ static int cmd_gpus(int argc, char **argv)
         fprintf(stderr, "colosim: out of memory\n");
         return 1;
     }
-    printf("%-11s %-30s %4s %9s %-6s %9s %6s  %s\n", "name", "GPU", "SMs", "memory", "",
-           "DRAM GB/s", "L2 MB", "MIG");
+    printf("%-11s %-30s %4s %9s %-6s %9s %6s  %-11s %s\n", "name", "GPU", "SMs", "memory", "",
+           "DRAM GB/s", "L2 MB", "MIG", "calibrated");
     int status = 0;
     for (size_t i = 0; i < n; i++) {
         colo_gpu_t *g;
@@ -963,13 +966,15 @@ static int cmd_gpus(int argc, char **argv)
         }
         char mig[32] = "no";
         if (g->mig.supported) snprintf(mig, sizeof mig, "%zu profiles", g->mig.n_profiles);
-        printf("%-11s %-30s %4d %5.0f GiB %-6s %9.0f %6.1f  %s\n", g->name, g->full_name,
+        printf("%-11s %-30s %4d %5.0f GiB %-6s %9.0f %6.1f  %-11s %s\n", g->name, g->full_name,
                g->sm.count, g->memory.size_gib, g->memory.type, g->memory.peak_gbps,
-               (double)g->l2.bytes / 1048576.0, mig);
+               (double)g->l2.bytes / 1048576.0, mig, g->calibration.path ? "yes" : "no");
         colo_gpu_free(g);
     }
     colo_gpu_names_free(names, n);
-    if (n) printf("\ncolosim gpus NAME prints one in full, with its MIG profiles.\n");
+    if (n)
+        printf("\ncolosim gpus NAME prints one in full, with its MIG profiles and what its\n"
+               "calibration file measured.\n");
     return status;
 }
 
@@ -1460,7 +1465,7 @@ static int cmd_calibrate(int argc, char **argv)
     if (argc - optind != 3 || strcmp(argv[optind], "import") != 0)
         return usage_error(usage_calibrate, "%s", "expected: calibrate import gpu-benches DIR");
     if (strcmp(argv[optind + 1], "gpu-benches") != 0)
-        return usage_error(usage_calibrate, "unknown source '%s' (gpu-benches)",
+        return usage_error(usage_calibrate, "unknown source '%s' (known: gpu-benches)",
                            argv[optind + 1]);
     o.dir = argv[optind + 2];
     if (!gpu_name) return usage_error(usage_calibrate, "%s", "--gpu NAME is required");
@@ -1476,7 +1481,11 @@ static int cmd_calibrate(int argc, char **argv)
     colo_error_clear(&err);
     struct stat st;
     if (stat(o.dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        colo_error_set(&err, COLO_EIO, o.dir, 0, NULL, "not a folder of gpu-benches results");
+        if (stat(o.dir, &st) != 0)
+            colo_error_set(&err, COLO_EIO, o.dir, 0, NULL, "cannot open: %s", strerror(errno));
+        else
+            colo_error_set(&err, COLO_EINVAL, o.dir, 0, NULL,
+                           "not a folder: gpu-benches results are DIR/gpu-stream/STEM.txt, ...");
         print_error(&err);
         return EXIT_INPUT;
     }
@@ -1499,7 +1508,7 @@ static int cmd_calibrate(int argc, char **argv)
     else colo_atomic_abort(&af);
     if (!rc && to_file) { /* a file, not standard output: say what it holds */
         printf("%s: %s from gpu-benches results in %s\n", out, g->name, o.dir);
-        printf("  %-24s %10s %10s %7s  %s\n", "parameter", "measured", "datasheet", "diff",
+        printf("  %-24s %10s %10s %7s  %s\n", "parameter", "measured", "GPU file", "diff",
                "source");
         size_t i;
         json_t *p;
@@ -1508,7 +1517,7 @@ static int cmd_calibrate(int argc, char **argv)
             double v = json_number_value(json_object_get(p, "value"));
             double d = json_number_value(json_object_get(p, "datasheet"));
             json_t *s = json_object_get(p, "source");
-            printf("  %-24s %10.4g %10.4g %+6.0f%%  %s:%s\n",
+            printf("  %-24s %10.5g %10.5g %+6.0f%%  %s:%s\n",
                    json_string_value(json_object_get(p, "key")), v, d,
                    d > 0 ? 100 * (v - d) / d : 0.0, json_string_value(json_object_get(s, "path")),
                    json_string_value(json_object_get(s, "lines")));
@@ -1518,6 +1527,14 @@ static int cmd_calibrate(int argc, char **argv)
         printf("  measurements kept (not parameters):");
         json_object_foreach(json_object_get(doc, "measurements"), k, m) printf(" %s", k);
         printf("\n");
+        json_t *missing = json_object_get(json_object_get(doc, "device"), "missing");
+        if (json_array_size(missing)) {
+            printf("  not found, so what they give keeps the GPU file's value:");
+            json_array_foreach(missing, i, m) printf(" %s", json_string_value(m));
+            printf("\n");
+        }
+        if (!o.commit && !o.n_file_commits)
+            printf("  no --commit: the sources record file and lines but not the commit\n");
     }
     if (rc) print_error(&err);
     json_decref(doc);
@@ -1562,7 +1579,11 @@ static int cmd_validate(int argc, char **argv)
         }
     }
     if (argc - optind > 1) return usage_error(usage_validate, "%s", "at most one folder");
-    if (argc - optind == 1) dir = argv[optind];
+    struct stat st;
+    if (argc - optind == 1)
+        dir = argv[optind];
+    else if (stat(dir, &st) != 0) /* not run from the source tree: the suite it was built from */
+        dir = COLO_SOURCE_VALIDATION_DIR;
     colo_error_t err;
     colo_error_clear(&err);
     colo_vsuite_t *s = NULL;
@@ -1576,7 +1597,10 @@ static int cmd_validate(int argc, char **argv)
         failed = colo_vsuite_check(s, check, 0.01, stderr, &err);
         if (failed < 0) rc = failed;
     }
-    if (!rc && out) {
+    if (!rc && failed && (out || md)) /* a table that failed its check does not replace one */
+        fprintf(stderr, "colosim validate: the check failed: %s not written\n",
+                out && md ? "-o and --markdown" : out ? "-o" : "--markdown");
+    if (!rc && out && !failed) {
         colo_atomic_file_t af;
         rc = colo_atomic_open(&af, out, &err);
         if (!rc) {
@@ -1589,13 +1613,16 @@ static int cmd_validate(int argc, char **argv)
             }
         }
     }
-    if (!rc && md) rc = colo_vsuite_markdown(s, md, &err);
+    if (!rc && md && !failed) rc = colo_vsuite_markdown(s, md, &err);
     if (rc) {
         print_error(&err);
     } else if (quiet) {
         size_t n;
         double med = colo_vsuite_median(s, false, &n);
-        printf("%zu validation cases: median |error| %.1f %%\n", n, 100 * med);
+        if (n)
+            printf("%zu validation cases: median |error| %.1f %%\n", n, 100 * med);
+        else
+            printf("no validation cases (only calibration cases)\n");
     } else {
         colo_vsuite_print(s, stdout);
     }
@@ -1604,7 +1631,7 @@ static int cmd_validate(int argc, char **argv)
                 failed ? "FAILED" : "no case got worse");
     json_decref(doc);
     colo_vsuite_free(s);
-    return rc ? exit_for(rc) : failed ? 1 : 0;
+    return rc ? (rc == COLO_ENOMEM ? 1 : EXIT_INPUT) : failed ? 1 : 0;
 }
 
 static int cmd_compare(int argc, char **argv)

@@ -222,10 +222,11 @@ static const char *ms8(double v, char buf[16])
 static void print_heading(json_t *r, FILE *f, const char *tail)
 {
     json_t *sc = json_object_get(r, "scenario");
-    fprintf(f, "colosim %s: %s on %s, seed %lld%s",
+    fprintf(f, "colosim %s: %s on %s (%s), seed %lld%s",
             json_string_value(json_object_get(json_object_get(r, "colosim"), "version")),
             json_string_value(json_object_get(sc, "file")),
             json_string_value(json_object_get(sc, "gpu")),
+            json_is_object(json_object_get(sc, "calibration")) ? "calibrated" : "datasheet values",
             (long long)json_integer_value(json_object_get(r, "seed")), tail);
 }
 

@@ -571,7 +571,8 @@ static int read_scenario(const colo_cfg_reader_t *r, const config_setting_t *roo
         struct stat st;
         if (stat(sc->calibration, &st) != 0 || !S_ISREG(st.st_mode))
             return colo_cfg_error(r, config_setting_get_member(root, "calibration"), COLO_ENOENT,
-                                  "no calibration file '%s' (\"auto\", \"none\" or a path)",
+                                  "no calibration file '%s' (\"auto\", \"none\" or a path relative "
+                                  "to the scenario's folder)",
                                   sc->calibration);
     }
     if ((rc = colo_gpu_open(gpu, sc->dir, sc->calibration, &sc->gpu, gsrc, gline, "gpu", r->err)))
