@@ -18,6 +18,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 const char *const colo_vcategories[] = {"alone", "cross_gpu",  "batch",      "mig", "mps",
                                         "green", "colocation", "saturation", NULL};
@@ -37,6 +38,7 @@ static void run_free(colo_vrun_t *r)
     for (size_t i = 0; i < r->n_sets; i++)
         colo_free(r->sets[i]);
     colo_free(r->sets);
+    colo_free(r->set_lines);
     colo_free(r->metric);
     memset(r, 0, sizeof *r);
 }
@@ -129,6 +131,10 @@ static int read_run(const colo_cfg_reader_t *r, const config_setting_t *g, const
                               "needs scenario = \"FILE\" (with set and metric) or trace = "
                               "\"FILE\" (with gpu and metric)");
     if (!(out->metric = colo_strdup(metric ? metric : base->metric))) return COLO_ENOMEM;
+    const config_setting_t *at = config_setting_get_member(g, "metric");
+    out->metric_line = at ? (int)config_setting_source_line(at) : base ? base->metric_line : 0;
+    at = config_setting_get_member(g, scn ? "scenario" : "trace");
+    out->run_line = at ? (int)config_setting_source_line(at) : base ? base->run_line : 0;
     out->scale = 1;
     if ((rc = colo_cfg_double(r, g, "scale", COLO_CFG_POSITIVE, &out->scale)) < 0) return rc;
     const config_setting_t *set = config_setting_get_member(g, "set");
@@ -186,10 +192,13 @@ static int read_run(const colo_cfg_reader_t *r, const config_setting_t *g, const
         return colo_cfg_error(r, set, COLO_EINVAL, "set = [\"key=value\", ...]");
     size_t inherited = base && !scn ? base->n_sets : 0;
     size_t own = set ? (size_t)config_setting_length(set) : 0;
-    if (inherited + own && !(out->sets = colo_calloc(inherited + own, sizeof *out->sets)))
+    if (inherited + own &&
+        (!(out->sets = colo_calloc(inherited + own, sizeof *out->sets)) ||
+         !(out->set_lines = colo_calloc(inherited + own, sizeof *out->set_lines))))
         return COLO_ENOMEM;
     for (size_t i = 0; i < inherited; i++) {
         if (!(out->sets[i] = colo_strdup(base->sets[i]))) return COLO_ENOMEM;
+        out->set_lines[i] = base->set_lines[i];
         out->n_sets = i + 1;
     }
     for (size_t i = 0; i < own; i++) {
@@ -198,6 +207,8 @@ static int read_run(const colo_cfg_reader_t *r, const config_setting_t *g, const
             return colo_cfg_error(r, config_setting_get_elem(set, (unsigned)i), COLO_EINVAL,
                                   "each entry is \"key=value\"");
         if (!(out->sets[inherited + i] = colo_strdup(v))) return COLO_ENOMEM;
+        out->set_lines[inherited + i] =
+            (int)config_setting_source_line(config_setting_get_elem(set, (unsigned)i));
         out->n_sets = inherited + i + 1;
     }
     return 0;
@@ -359,11 +370,42 @@ int colo_vsuite_load(const char *dir, colo_vsuite_t **out, colo_error_t *err)
 
 /* The number at path in results: dots separate keys; in an array, "[N]" is an element, "*" the
  * sum over all elements of what follows, anything else the element whose "name" it is. */
+/* Appends " (here: K1 K2 ...)" naming what v holds: an object's keys, a list's element names. */
+static void say_keys(const json_t *v, char *why, size_t n)
+{
+    size_t used = strlen(why);
+    const char *open = " (here:";
+    if (json_is_object(v)) {
+        const char *k;
+        json_t *m;
+        json_object_foreach((json_t *)v, k, m)
+        {
+            if (used >= n) return;
+            used += (size_t)snprintf(why + used, n - used, "%s %s", open, k);
+            open = "";
+        }
+    } else if (json_is_array(v)) {
+        size_t i;
+        json_t *e;
+        json_array_foreach(v, i, e)
+        {
+            const char *name = json_string_value(json_object_get(e, "name"));
+            if (!name || used >= n) continue;
+            used += (size_t)snprintf(why + used, n - used, "%s %s", open, name);
+            open = "";
+        }
+    }
+    if (!*open && used < n) snprintf(why + used, n - used, ")");
+}
+
 static int metric_at(json_t *v, const char *path, double *out, char *why, size_t n)
 {
     if (!*path) {
         if (!json_is_number(v)) {
-            snprintf(why, n, "is not a number");
+            snprintf(why, n, json_is_object(v) || json_is_array(v)
+                                 ? "names a group, not a number: add one of its parts"
+                                 : "names something that is not a number");
+            say_keys(v, why, n);
             return -1;
         }
         *out = json_number_value(v);
@@ -374,7 +416,7 @@ static int metric_at(json_t *v, const char *path, double *out, char *why, size_t
     const char *rest = dot ? dot + 1 : path + len;
     char key[128];
     if (len == 0 || len >= sizeof key) {
-        snprintf(why, n, "has an empty or too long part");
+        snprintf(why, n, "an empty or too long part");
         return -1;
     }
     memcpy(key, path, len);
@@ -396,7 +438,7 @@ static int metric_at(json_t *v, const char *path, double *out, char *why, size_t
             char *end;
             long i = strtol(key + 1, &end, 10);
             if (strcmp(end, "]") != 0 || i < 0 || (size_t)i >= json_array_size(v)) {
-                snprintf(why, n, "'%s' is not an element of the list", key);
+                snprintf(why, n, "no element %s in a list of %zu", key, json_array_size(v));
                 return -1;
             }
             return metric_at(json_array_get(v, (size_t)i), rest, out, why, n);
@@ -408,12 +450,14 @@ static int metric_at(json_t *v, const char *path, double *out, char *why, size_t
             const char *name = json_string_value(json_object_get(e, "name"));
             if (name && strcmp(name, key) == 0) return metric_at(e, rest, out, why, n);
         }
-        snprintf(why, n, "has no element named '%s'", key);
+        snprintf(why, n, "no element named '%s'", key);
+        say_keys(v, why, n);
         return -1;
     }
     json_t *m = json_is_object(v) ? json_object_get(v, key) : NULL;
     if (!m) {
-        snprintf(why, n, "has no '%s'", key);
+        snprintf(why, n, "no '%s'", key);
+        say_keys(v, why, n);
         return -1;
     }
     return metric_at(m, rest, out, why, n);
@@ -439,10 +483,11 @@ static char *run_key(const colo_vrun_t *r)
     return k;
 }
 
-static int case_error(const colo_vsuite_t *s, const colo_vcase_t *c, colo_error_t *err, int code,
-                      const char *key, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
-static int case_error(const colo_vsuite_t *s, const colo_vcase_t *c, colo_error_t *err, int code,
-                      const char *key, const char *fmt, ...)
+static int case_error_at(const colo_vsuite_t *s, const colo_vcase_t *c, colo_error_t *err, int code,
+                         int line, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 7, 8)));
+static int case_error_at(const colo_vsuite_t *s, const colo_vcase_t *c, colo_error_t *err, int code,
+                         int line, const char *key, const char *fmt, ...)
 {
     char text[700];
     va_list ap;
@@ -451,7 +496,26 @@ static int case_error(const colo_vsuite_t *s, const colo_vcase_t *c, colo_error_
     va_end(ap);
     char k[300];
     snprintf(k, sizeof k, "%s (case %s)", key, c->id);
-    return colo_error_set(err, code, s->sources[c->source].file, c->line, k, "%s", text);
+    return colo_error_set(err, code, s->sources[c->source].file, line > 0 ? line : c->line, k,
+                          "%s", text);
+}
+#define case_error(s, c, err, code, key, ...) case_error_at(s, c, err, code, 0, key, __VA_ARGS__)
+
+/* A run that failed: an override's error at its line of the case file, anything else (the
+ * scenario, a trace, a GPU) at the case with what it said. A bad input either way. */
+static int run_error(const colo_vsuite_t *s, const colo_vcase_t *c, const colo_vrun_t *r,
+                     bool over, const colo_error_t *sub, colo_error_t *err)
+{
+    char key[64], msg[600];
+    if (strcmp(sub->source, "--set") == 0 && sub->line >= 1 && (size_t)sub->line <= r->n_sets) {
+        size_t i = (size_t)sub->line - 1;
+        snprintf(key, sizeof key, "%sset[%zu]", over ? "over." : "", i);
+        return case_error_at(s, c, err, COLO_EINVAL, r->set_lines[i], key, "%s: %s", sub->key,
+                             sub->text);
+    }
+    colo_error_format(sub, msg, sizeof msg);
+    snprintf(key, sizeof key, "%s%s", over ? "over." : "", r->trace ? "trace" : "scenario");
+    return case_error_at(s, c, err, COLO_EINVAL, r->run_line, key, "its run fails: %s", msg);
 }
 
 /* A trace run: the trace alone on the whole of a GPU, as colosim trace --on computes it. */
@@ -510,11 +574,7 @@ static int evaluate(colo_vsuite_t *s, const colo_vcase_t *c, const colo_vrun_t *
         colo_error_clear(&sub);
         double v = 0;
         int rc = trace_value(r, &v, &sub);
-        if (rc) {
-            char msg[600];
-            colo_error_format(&sub, msg, sizeof msg);
-            return case_error(s, c, err, rc, key, "its trace run fails: %s", msg);
-        }
+        if (rc) return run_error(s, c, r, r == &c->over, &sub, err);
         *out = v * r->scale;
         return 0;
     }
@@ -529,10 +589,8 @@ static int evaluate(colo_vsuite_t *s, const colo_vcase_t *c, const colo_vrun_t *
         int rc = colo_simulate_file(r->scenario, (const char *const *)r->sets, r->n_sets, &res,
                                     &sub);
         if (rc) {
-            char msg[600];
-            colo_error_format(&sub, msg, sizeof msg);
             colo_free(k);
-            return case_error(s, c, err, rc, key, "its run fails: %s", msg);
+            return run_error(s, c, r, r == &c->over, &sub, err);
         }
         s->runs++;
         if (*n_cache == *cap && colo_grow((void **)cache, cap, *n_cache + 1, sizeof **cache)) {
@@ -547,10 +605,10 @@ static int evaluate(colo_vsuite_t *s, const colo_vcase_t *c, const colo_vrun_t *
     char why[200];
     double v;
     if (metric_at(res, r->metric, &v, why, sizeof why))
-        return case_error(s, c, err, COLO_EINVAL, key, "metric '%s': the results %s", r->metric,
-                          why);
+        return case_error_at(s, c, err, COLO_EINVAL, r->metric_line, key,
+                             "'%s': %s", r->metric, why);
     if (!(v > 0) || !isfinite(v))
-        return case_error(s, c, err, COLO_EINVAL, key,
+        return case_error_at(s, c, err, COLO_EINVAL, r->metric_line, key,
                           "metric '%s' is %g: a case needs a positive number", r->metric, v);
     *out = v * r->scale;
     return 0;
@@ -641,28 +699,44 @@ json_t *colo_vsuite_json(const colo_vsuite_t *s)
     return doc;
 }
 
+/* What a case's figures are in: a ratio of two runs, or its metric's unit. */
+static const char *case_unit(const colo_vcase_t *c)
+{
+    const char *m = c->run.metric;
+    if (c->has_over) return "x";
+    if (strstr(m, "_ms")) return "ms";
+    if (strstr(m, "per_s") || strstr(m, "rps")) return "/s";
+    return "";
+}
+
 void colo_vsuite_print(const colo_vsuite_t *s, FILE *f)
 {
-    fprintf(f, "%-40s %-10s %-11s %10s %10s %8s\n", "case", "category", "source", "published",
-            "predicted", "error");
+    int w = 4;
+    for (size_t i = 0; i < s->n_cases; i++)
+        if ((int)strlen(s->cases[i].id) > w) w = (int)strlen(s->cases[i].id);
+    fprintf(f, "%-*s %-10s %10s %10s %-2s %8s\n", w, "case", "category", "published", "predicted",
+            "", "error");
     for (int cal = 0; cal < 2; cal++) {
         size_t n;
         double med = colo_vsuite_median(s, cal, &n);
         if (!n) continue;
-        if (cal)
-            fprintf(f, "calibration cases (their source also set a parameter; not counted):\n");
+        if (cal) fprintf(f, "calibration cases (their source also set a parameter: not counted)\n");
         for (size_t i = 0; i < s->n_cases; i++) {
             const colo_vcase_t *c = &s->cases[i];
             if (c->calibration != cal) continue;
-            fprintf(f, "%-40s %-10s %-11s %10.4g %10.4g %+7.1f%%%s\n", c->id, c->category,
-                    s->sources[c->source].name, c->published, c->predicted, 100 * c->error,
+            fprintf(f, "%-*s %-10s %10.3f %10.3f %-2s %+7.1f%%%s\n", w, c->id, c->category,
+                    c->published, c->predicted, case_unit(c), 100 * c->error,
                     fabs(c->error) > 0.5 ? (c->cause ? " (cause stated)" : " (no cause stated)")
                                          : "");
         }
         fprintf(f, "median |error| over %zu %s cases: %.1f %%\n", n,
                 cal ? "calibration" : "validation", 100 * med);
     }
-    fprintf(f, "%zu cases from %zu sources, %zu simulations\n", s->n_cases, s->n_sources, s->runs);
+    size_t nv;
+    colo_vsuite_median(s, false, &nv);
+    if (!nv) fprintf(f, "no validation cases: every source here also set a parameter\n");
+    fprintf(f, "%zu cases from %zu sources, %zu simulations; x: a ratio of two runs\n", s->n_cases,
+            s->n_sources, s->runs);
 }
 
 /* Markdown cell text: pipes and newlines would break the table. */
@@ -737,6 +811,13 @@ int colo_vsuite_markdown(const colo_vsuite_t *s, const char *md, colo_error_t *e
 {
     char *text = NULL;
     size_t len = 0;
+    struct stat st;
+    bool absent = stat(md, &st) != 0;
+    if (absent || !S_ISREG(st.st_mode))
+        return colo_error_set(err, COLO_EINVAL, md, 0, NULL,
+                              "%s: --markdown writes into an existing file, between its '%s' and "
+                              "'%s' lines",
+                              absent ? "no such file" : "not a file", BEGIN_MARK, END_MARK);
     int rc = colo_read_file(md, &text, &len, err);
     if (rc) return rc;
     char *t = colo_realloc(text, len + 1);
@@ -793,7 +874,7 @@ int colo_vsuite_check(const colo_vsuite_t *s, const char *recorded, double toler
             if (id && strcmp(id, c->id) == 0) old = e;
         }
         if (!old) {
-            fprintf(report, "%s:%d: case %s is not in %s: record it (colosim validate -o)\n",
+            fprintf(report, "%s:%d: case %s is not in %s: record it (validation/record.sh)\n",
                     s->sources[c->source].file, c->line, c->id, recorded);
             failed++;
             continue;

@@ -17,6 +17,7 @@
 typedef struct colo_vrun {
     char *scenario; /* resolved against the case file's folder; NULL for a trace run */
     char **sets;    /* --set overrides, in order */
+    int *set_lines; /* the line of each in the case file */
     size_t n_sets;
     char *trace;      /* a trace run: the trace (resolved), ... */
     char *gpu;        /* ... the GPU it runs on, ... */
@@ -28,6 +29,8 @@ typedef struct colo_vrun {
      * throughput_rps); trace run: kernels_ms, request_ms or samples_per_s */
     char *metric;
     double scale;
+    int metric_line, run_line; /* where metric and scenario/trace are in the case file (0: the
+                                * case's line) */
 } colo_vrun_t;
 
 typedef struct colo_vsource {

@@ -145,18 +145,25 @@ Test(validate, case_files_are_read_strictly)
              t, t);
     put_suite(c);
     expect_load_error("'x' is already the id of a case");
-    /* a run that fails names the case, its file and line, and what went wrong */
+    /* an override the run refuses names the case, its line and entry, and what went wrong */
     snprintf(c, sizeof c, "{ id = \"x\"; category = \"mps\"; what = \"w\"; published = 1.0; "
                           "from = \"f\"; scenario = \"%s\"; set = [\"tenants.a.colour=1\"]; "
                           "metric = \"tenants.a.latency_ms.mean\"; }",
              src_path("validation/scenarios/mps.cfg"));
     put_suite(c);
-    expect_load_error("t.cfg:3: metric (case x): its run fails");
+    expect_load_error("t.cfg:3: set[0] (case x): tenants.[0].colour: unknown key");
     snprintf(c, sizeof c, "{ id = \"x\"; category = \"mps\"; what = \"w\"; published = 1.0; "
                           "from = \"f\"; scenario = \"%s\"; metric = \"tenants.b.latency_ms.mean\"; }",
              src_path("validation/scenarios/mps.cfg"));
     put_suite(c);
-    expect_load_error("metric 'tenants.b.latency_ms.mean': the results has no element named 'b'");
+    expect_load_error("metric (case x): 'tenants.b.latency_ms.mean': no element named 'b' (here: a)");
+    /* the metric's own line, and what a group holds */
+    snprintf(c, sizeof c, "{ id = \"x\"; category = \"mps\"; what = \"w\"; published = 1.0;\n"
+                          "from = \"f\"; scenario = \"%s\";\n metric = \"tenants.a.latency_ms\"; }",
+             src_path("validation/scenarios/mps.cfg"));
+    put_suite(c);
+    expect_load_error("t.cfg:5: metric (case x): 'tenants.a.latency_ms': names a group, not a "
+                      "number: add one of its parts (here: mean");
     clean();
 }
 
