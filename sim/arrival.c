@@ -3,6 +3,7 @@
  * write its parse (and next, for an open-loop one) and add a row to the table at the end. */
 #include "arrival.h"
 #include "alloc.h"
+#include "stop.h"
 
 #include <errno.h>
 #include <gsl/gsl_randist.h>
@@ -10,6 +11,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define REQ COLO_CFG_REQUIRED
 #define POS (COLO_CFG_REQUIRED | COLO_CFG_POSITIVE)
@@ -294,11 +296,13 @@ static int parse_replay(colo_arrival_cfg_t *c, const colo_cfg_reader_t *r,
         snprintf(c->path, n, "%s", file);
     else
         snprintf(c->path, n, "%s/%s", dir, file);
-    FILE *f = fopen(c->path, "r");
-    if (!f)
+    struct stat st;
+    if (stat(c->path, &st) != 0)
         return colo_cfg_error(r, member(g, "file"), COLO_ENOENT, "cannot open log '%s': %s",
                               c->path, strerror(errno));
-    fclose(f);
+    if (S_ISDIR(st.st_mode))
+        return colo_cfg_error(r, member(g, "file"), COLO_EINVAL, "'%s' is a folder, not a log",
+                              c->path);
     if ((rc = colo_cfg_string(r, g, "format", 0, &fmt)) < 0) return rc;
     size_t len = strlen(file);
     if (!fmt) fmt = (len > 6 && strcmp(file + len - 6, ".jsonl") == 0) ? "mooncake" : "azure";
@@ -324,24 +328,71 @@ static int parse_replay(colo_arrival_cfg_t *c, const colo_cfg_reader_t *r,
     return 0;
 }
 
+#define LOG_LINE_MAX 65536 /* the longest line of a replayed log */
+#define LOG_BLOCK (4 * LOG_LINE_MAX)
+
+/* The next line of a replayed log into *line (not terminated; without its newline), its length
+ * into *n; 1 at the end. Read in blocks, so that each is checked as it comes: a NUL byte is
+ * malformed (and /dev/zero an endless stream of them), a line has at most 64 KiB, and SIGINT or
+ * SIGTERM stop the read (a FIFO's read then fails with EINTR). */
+static int read_line(const colo_arrival_cfg_t *c, colo_arrival_state_t *st, const char **line,
+                     size_t *n, colo_error_t *err)
+{
+    for (;;) {
+        char *nl = st->pos < st->len ? memchr(st->buf + st->pos, '\n', st->len - st->pos) : NULL;
+        size_t avail = st->len - st->pos;
+        if (nl || (st->eof && avail)) {
+            *line = st->buf + st->pos;
+            *n = nl ? (size_t)(nl - *line) : avail;
+            st->pos += *n + (nl ? 1 : 0);
+            st->line++;
+            if (memchr(*line, '\0', *n))
+                return colo_error_set(err, COLO_EPARSE, c->path, (int)st->line, NULL,
+                                      "a NUL byte: not a text file");
+            if (*n > LOG_LINE_MAX)
+                return colo_error_set(err, COLO_EPARSE, c->path, (int)st->line, NULL,
+                                      "line longer than 64 KiB");
+            return 0;
+        }
+        if (st->eof) return 1;
+        if (avail > LOG_LINE_MAX) /* no newline in more than a line's room */
+            return colo_error_set(err, COLO_EPARSE, c->path, (int)st->line + 1, NULL,
+                                  memchr(st->buf + st->pos, '\0', avail)
+                                      ? "a NUL byte: not a text file"
+                                      : "line longer than 64 KiB");
+        if (!st->buf && !(st->buf = colo_malloc(LOG_BLOCK)))
+            return colo_error_set(err, COLO_ENOMEM, c->path, 0, NULL, "out of memory");
+        memmove(st->buf, st->buf + st->pos, avail);
+        st->pos = 0;
+        st->len = avail;
+        size_t got = fread(st->buf + st->len, 1, LOG_BLOCK - st->len, st->f);
+        st->len += got;
+        if (colo_stop_requested())
+            return colo_error_set(err, COLO_EINTR, c->path, (int)st->line, NULL,
+                                  "interrupted while reading");
+        if (got == 0) {
+            if (ferror(st->f))
+                return colo_error_set(err, COLO_EIO, c->path, (int)st->line + 1, NULL,
+                                      "read error: %s", strerror(errno));
+            st->eof = true;
+        }
+    }
+}
+
 /* Reads the next record's log time; 1 at the end of the file. */
 static int read_record(const colo_arrival_cfg_t *c, colo_arrival_state_t *st, colo_time_t *t,
                        colo_error_t *err)
 {
-    char buf[65536];
+    char buf[LOG_LINE_MAX + 1];
     for (;;) {
-        if (!fgets(buf, sizeof buf, st->f)) {
-            if (ferror(st->f))
-                return colo_error_set(err, COLO_EIO, c->path, (int)st->line + 1, NULL,
-                                      "read error");
-            return 1;
-        }
-        st->line++;
-        size_t len = strlen(buf);
-        if (len == sizeof buf - 1 && buf[len - 1] != '\n')
-            return colo_error_set(err, COLO_EPARSE, c->path, (int)st->line, NULL,
-                                  "line longer than 64 KiB");
-        if (buf[0] == '\n' || buf[0] == '\r' || buf[0] == '\0') continue;
+        const char *l = NULL;
+        size_t len = 0;
+        int rc = read_line(c, st, &l, &len, err);
+        if (rc) return rc;
+        if (len && l[len - 1] == '\r') len--;
+        if (len == 0) continue;
+        memcpy(buf, l, len);
+        buf[len] = '\0';
         if (c->format == COLO_LOG_AZURE) {
             if (st->line == 1 && strncmp(buf, "TIMESTAMP", 9) == 0) continue; /* header */
             if (colo_parse_datetime_ns(buf, t) == 0) return 0;
@@ -350,7 +401,7 @@ static int read_record(const colo_arrival_cfg_t *c, colo_arrival_state_t *st, co
         }
         json_error_t je;
         unsigned long failed_before = colo_alloc_failures();
-        json_t *o = json_loads(buf, JSON_DECODE_ANY, &je);
+        json_t *o = json_loadb(buf, len, JSON_DECODE_ANY, &je);
         if (!o && colo_alloc_failures() != failed_before)
             return colo_error_set(err, COLO_ENOMEM, c->path, (int)st->line, NULL, "out of memory");
         json_t *ts = o ? json_object_get(o, "timestamp") : NULL;
@@ -391,7 +442,9 @@ int colo_arrival_start(const colo_arrival_cfg_t *c, colo_arrival_state_t *st, co
 {
     memset(st, 0, sizeof *st);
     if (!c->path) return 0;
-    st->f = fopen(c->path, "r");
+    st->f = fopen(c->path, "r"); /* a FIFO waits here for its writer: a signal ends the wait */
+    if (!st->f && errno == EINTR && colo_stop_requested())
+        return colo_error_set(err, COLO_EINTR, c->path, 0, NULL, "interrupted while opening");
     if (!st->f)
         return colo_error_set(err, COLO_EIO, c->path, 0, NULL, "cannot open: %s", strerror(errno));
     return 0;
@@ -401,6 +454,8 @@ void colo_arrival_stop(colo_arrival_state_t *st)
 {
     if (st->f) fclose(st->f);
     st->f = NULL;
+    colo_free(st->buf);
+    st->buf = NULL;
 }
 
 /* ---- the table ---- */

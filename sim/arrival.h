@@ -37,6 +37,9 @@ typedef struct colo_arrival_cfg {
 /* A process's state during one run (files, the MMPP state). Caller-owned. */
 typedef struct colo_arrival_state {
     FILE *f;
+    char *buf;              /* a replayed log, read a block at a time: buf[pos, len) unread */
+    size_t pos, len;
+    bool eof;
     long long line;
     colo_time_t origin; /* log time that maps to simulated time 0 */
     bool have_origin;

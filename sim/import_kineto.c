@@ -3,6 +3,7 @@
 #include "alloc.h"
 #include "gpu.h"
 #include "json_lines.h"
+#include "stop.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -10,9 +11,13 @@
 #include <string.h>
 #include <zlib.h>
 
-/* Reads a whole file, gunzipping it if it is gzip (zlib reads plain files unchanged). */
+/* Reads a whole file, gunzipping it if it is gzip (zlib reads plain files unchanged). A gzip
+ * stream that is corrupt (a bad CRC, a flipped byte) or cut short is an error, in zlib's words,
+ * copied before the stream that owns them is closed. */
 static int slurp(const char *path, char **buf, size_t *len, colo_error_t *err)
 {
+    int rc = colo_check_input_file(path, err);
+    if (rc) return rc;
     gzFile f = gzopen(path, "rb");
     if (!f)
         return colo_error_set(err, COLO_EIO, path, 0, NULL, "cannot open: %s",
@@ -26,15 +31,32 @@ static int slurp(const char *path, char **buf, size_t *len, colo_error_t *err)
             gzclose(f);
             return colo_error_set(err, COLO_ENOMEM, path, 0, NULL, "out of memory");
         }
-        int got = gzread(f, b + n, (unsigned)(cap - n - 1));
-        if (got < 0) {
-            int zerr;
-            const char *msg = gzerror(f, &zerr);
+        if (colo_stop_requested()) {
             colo_free(b);
             gzclose(f);
-            return colo_error_set(err, COLO_EPARSE, path, 0, NULL, "cannot decompress: %s", msg);
+            return colo_error_set(err, COLO_EINTR, path, 0, NULL, "interrupted");
+        }
+        unsigned want = cap - n - 1 > (1u << 20) ? 1u << 20 : (unsigned)(cap - n - 1);
+        int got = gzread(f, b + n, want);
+        int zerr = Z_OK;
+        const char *msg = got <= 0 ? gzerror(f, &zerr) : NULL;
+        if (got < 0 || (got == 0 && zerr != Z_OK)) {
+            size_t pl = strlen(path); /* zlib's message starts with the path: said once */
+            if (msg && strncmp(msg, path, pl) == 0 && strncmp(msg + pl, ": ", 2) == 0)
+                msg += pl + 2;
+            rc = colo_error_set(err, COLO_EPARSE, path, 0, NULL, "cannot decompress: %s",
+                                msg && *msg ? msg : "gzip error");
+            colo_free(b);
+            gzclose(f);
+            return rc;
         }
         if (got == 0) break;
+        if (memchr(b + n, '\0', (size_t)got)) { /* JSON holds none: and /dev/zero never ends */
+            rc = colo_text_nul_error(path, b, n + (size_t)got, err);
+            colo_free(b);
+            gzclose(f);
+            return rc;
+        }
         n += (size_t)got;
     }
     gzclose(f);

@@ -2,6 +2,7 @@
 #include "json_lines.h"
 #include "alloc.h"
 #include "errors.h"
+#include "stop.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -9,12 +10,36 @@
 #include <string.h>
 #include <sys/stat.h>
 
+int colo_check_input_file(const char *path, colo_error_t *err)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return colo_error_set(err, COLO_EIO, path, 0, NULL, "cannot open: %s", strerror(errno));
+    if (S_ISDIR(st.st_mode))
+        return colo_error_set(err, COLO_EINVAL, path, 0, NULL, "a folder, not a file");
+    return 0;
+}
+
+int colo_text_nul_error(const char *path, const char *buf, size_t len, colo_error_t *err)
+{
+    const char *nul = memchr(buf, '\0', len);
+    if (!nul) return 0;
+    int line = 1;
+    for (const char *p = buf; p < nul; p++)
+        line += *p == '\n';
+    return colo_error_set(err, COLO_EPARSE, path, line, NULL, "a NUL byte: not a text file");
+}
+
 int colo_read_file(const char *path, char **buf, size_t *len, colo_error_t *err)
 {
+    int rc = colo_check_input_file(path, err);
+    if (rc) return rc;
     FILE *f = fopen(path, "rb");
     if (!f) return colo_error_set(err, COLO_EIO, path, 0, NULL, "cannot open: %s", strerror(errno));
     /* A regular file is read into one buffer of its size (+1, so that the read that meets the
-     * end needs no more room); a pipe or a file that grows meanwhile is read 64 KiB at a time. */
+     * end needs no more room); a pipe or a file that grows meanwhile is read 64 KiB at a time.
+     * Each piece is checked as it comes: a NUL byte ends the read (text files only come here,
+     * and /dev/zero would never end), so does SIGINT or SIGTERM (a FIFO's read returns EINTR). */
     struct stat st;
     size_t first = 65536;
     if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= 0 &&
@@ -24,19 +49,30 @@ int colo_read_file(const char *path, char **buf, size_t *len, colo_error_t *err)
     char *b = NULL;
     for (;;) {
         if (n == cap && colo_grow((void **)&b, &cap, n ? n + 65536 : first, 1)) {
-            colo_free(b);
-            fclose(f);
-            return colo_error_set(err, COLO_ENOMEM, path, 0, NULL, "out of memory");
+            rc = colo_error_set(err, COLO_ENOMEM, path, 0, NULL, "out of memory");
+            break;
         }
-        size_t got = fread(b + n, 1, cap - n, f);
+        size_t got = fread(b + n, 1, cap - n > 65536 ? 65536 : cap - n, f);
+        if (got && memchr(b + n, '\0', got)) {
+            rc = colo_text_nul_error(path, b, n + got, err);
+            break;
+        }
         n += got;
-        if (got == 0) break;
+        if (colo_stop_requested()) {
+            rc = colo_error_set(err, COLO_EINTR, path, 0, NULL, "interrupted while reading");
+            break;
+        }
+        if (got == 0) {
+            if (ferror(f))
+                rc = colo_error_set(err, COLO_EIO, path, 0, NULL, "read error: %s",
+                                    strerror(errno));
+            break;
+        }
     }
-    int bad = ferror(f);
     fclose(f);
-    if (bad) {
+    if (rc) {
         colo_free(b);
-        return colo_error_set(err, COLO_EIO, path, 0, NULL, "read error");
+        return rc;
     }
     *buf = b;
     *len = n;

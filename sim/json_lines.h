@@ -11,9 +11,18 @@
 #include <stdarg.h>
 #include <stddef.h>
 
-/* Reads the whole file at path into *buf (colo_free), its length into *len. Errors: COLO_EIO
- * (cannot open/read), COLO_ENOMEM. */
+/* Reads the whole text file at path into *buf (colo_free), its length into *len; a pipe or a
+ * device is read to its end. Errors: COLO_EIO (cannot open/read), COLO_EINVAL (a folder),
+ * COLO_EPARSE (a NUL byte, with its line), COLO_EINTR (SIGINT/SIGTERM while reading),
+ * COLO_ENOMEM. */
 int colo_read_file(const char *path, char **buf, size_t *len, colo_error_t *err);
+
+/* 0 when path names something that can be read as a file; else COLO_EIO (it does not exist or
+ * cannot be seen) or COLO_EINVAL ("a folder, not a file"), naming path. */
+int colo_check_input_file(const char *path, colo_error_t *err);
+
+/* 0 when buf holds no NUL byte; else COLO_EPARSE at the line of the first. */
+int colo_text_nul_error(const char *path, const char *buf, size_t len, colo_error_t *err);
 
 /* Parses len bytes of JSON text read from path (flags: Jansson's). Tells a failed allocation
  * inside Jansson (which it may report as a syntax error) from a real one. Errors: COLO_EPARSE

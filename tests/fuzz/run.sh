@@ -45,10 +45,13 @@ trace)
     add "$src"/traces/*.json "$src"/tests/fixtures/*.json "$src"/tests/fixtures/traces_bad/*.json
     max_len=70000 ;;
 kineto)
+    # each trace both unzipped (the JSON reader) and as published, gzip (zlib's path: a flipped
+    # byte or a cut stream must be an error, issue 22); the target reads either, as the importer
     for f in "$data"/hta_kineto_traces/*.json.gz; do
         [ -f "$f" ] || continue
         n=$((n + 1)); gzip -dc "$f" > "$seeds/$(printf %03d $n)-$(basename "$f" .gz)"
     done
+    add "$data"/hta_kineto_traces/*.json.gz "$here"/seeds/kineto/*
     max_len=65536 ;;
 orion)
     add "$data"/orion_kernel_profiles_v100/*.csv "$data"/orion_kernel_profiles_h100/*.csv ;;

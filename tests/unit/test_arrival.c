@@ -1,12 +1,15 @@
 /* test_arrival.c: arrival processes, checked statistically (each check could fail), and replay
  * of the real request logs. */
 #include "arrival.h"
+#include "cluster.h"
 #include "helpers.h"
 #include "rng.h"
+#include "stop.h"
 
 #include <criterion/criterion.h>
 #include <gsl/gsl_statistics_double.h>
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -212,6 +215,81 @@ Test(arrival, a_malformed_log_names_its_file_and_line)
     free(c.path);
 }
 
+/* Issue 22: /dev/zero as a log read forever, skipping its NUL bytes as empty lines. The reader
+ * goes by blocks now: NUL is malformed, a line has at most 64 KiB, a stop request ends it. */
+static int replay_error(const char *path, colo_error_t *err)
+{
+    colo_arrival_cfg_t c = replay_cfg(path, COLO_LOG_MOONCAKE);
+    colo_arrival_state_t st;
+    colo_error_clear(err);
+    int rc = colo_arrival_start(&c, &st, err);
+    colo_time_t now = 0, at;
+    int count;
+    while (!rc && (rc = colo_arrival_next(&c, &st, NULL, now, &at, &count, err)) == 0)
+        now = at;
+    colo_arrival_stop(&st);
+    free(c.path);
+    return rc;
+}
+
+Test(arrival, a_nul_byte_or_an_endless_line_ends_a_replay_with_an_error)
+{
+    colo_error_t err;
+    cr_assert_eq(replay_error("/dev/zero", &err), COLO_EPARSE);
+    cr_assert_eq(err.line, 1);
+    cr_assert(strstr(err.text, "NUL"), "%s", err.text);
+    char path[] = "/tmp/colosim-log-XXXXXX";
+    FILE *f = fdopen(mkstemp(path), "w");
+    static const char nul_on_3[] = "{\"timestamp\": 1}\n{\"timestamp\": 2}\n{\"times\0tamp\": 3}\n";
+    fwrite(nul_on_3, 1, sizeof nul_on_3 - 1, f);
+    fclose(f);
+    cr_assert_eq(replay_error(path, &err), COLO_EPARSE);
+    cr_assert_eq(err.line, 3);
+    cr_assert(strstr(err.text, "NUL"), "%s", err.text);
+    f = fopen(path, "w");
+    fputs("{\"timestamp\": 1}\n", f);
+    for (int i = 0; i < 70000; i++)
+        fputc(' ', f);
+    fclose(f);
+    cr_assert_eq(replay_error(path, &err), COLO_EPARSE);
+    cr_assert_eq(err.line, 2);
+    cr_assert(strstr(err.text, "64 KiB"), "%s", err.text);
+    unlink(path);
+}
+
+Test(arrival, a_replay_reads_lines_across_blocks_crlf_and_a_last_line_without_newline)
+{
+    char path[] = "/tmp/colosim-log-XXXXXX";
+    FILE *f = fdopen(mkstemp(path), "w");
+    for (int i = 0; i < 60000; i++) /* about 1.3 MB: several blocks, lines cut at their ends */
+        fprintf(f, "{\"timestamp\": %d, \"input_length\": 100}%s", i,
+                i == 59999 ? "" : i % 2 ? "\r\n" : "\n");
+    fclose(f);
+    colo_arrival_cfg_t c = replay_cfg(path, COLO_LOG_MOONCAKE);
+    colo_time_t last;
+    cr_assert_eq(count_replay(&c, &last), 60000);
+    cr_assert_eq(last, COLO_MS(59999));
+    free(c.path);
+    unlink(path);
+}
+
+Test(arrival, a_stop_request_ends_a_replay)
+{
+    colo_stop_install();
+    raise(SIGTERM);
+    colo_error_t err;
+    const char *path = src_path("traces/arrivals/azure_llm_2023_conv_first20min.csv");
+    colo_arrival_cfg_t c = replay_cfg(path, COLO_LOG_AZURE);
+    colo_arrival_state_t st;
+    colo_error_clear(&err);
+    cr_assert_eq(colo_arrival_start(&c, &st, &err), 0);
+    colo_time_t at;
+    int count;
+    cr_assert_eq(colo_arrival_next(&c, &st, NULL, 0, &at, &count, &err), COLO_EINTR);
+    colo_arrival_stop(&st);
+    free(c.path);
+}
+
 /* Closed loop through whole runs. */
 Test(arrival, one_closed_loop_client_never_queues)
 {
@@ -235,6 +313,27 @@ Test(arrival, four_closed_loop_clients_saturate_and_wait_for_each_other)
     cr_assert_float_eq(result_num(a, "throughput_rps"), 1e3 / alone, 2, "still one GPU");
     cr_assert_float_eq(result_num(json_object_get(a, "latency_ms"), "p50"), 4 * alone, 1e-6,
                        "each waits behind the other three");
+    run_free(&r);
+}
+
+/* Issue 22: five clients thinking 0 ms behind a queue of one: each dropped request came back
+ * at the same instant, forever, and simulated time stood still. The engine now bounds the
+ * events at one instant and names the tenant. */
+Test(arrival, a_closed_loop_that_resends_at_once_forever_is_stopped_and_named)
+{
+    const char *sets[] = {"tenants.a.arrival.clients=5", "tenants.a.queue_limit=1"};
+    colo_error_t err;
+    colo_error_clear(&err);
+    json_t *res = NULL;
+    int rc = colo_simulate_file(src_path("tests/fixtures/closed_loop.cfg"), sets, 2, &res, &err);
+    cr_assert_eq(rc, COLO_EINVAL);
+    cr_assert_null(res);
+    cr_assert_str_eq(err.key, "tenants.a.arrival");
+    cr_assert(strstr(err.text, "think_ms > 0"), "%s", err.text);
+    /* a queue that holds them all, or a think time, and it runs */
+    const char *ok[] = {"tenants.a.arrival.clients=5", "tenants.a.queue_limit=5"};
+    test_run_t r = run_scenario(src_path("tests/fixtures/closed_loop.cfg"), ok, 2);
+    cr_assert_gt(result_num(result_tenant(&r, 0), "throughput_rps"), 0);
     run_free(&r);
 }
 

@@ -134,7 +134,41 @@ Test(import_kineto, malformed_files_get_clear_errors)
                  "\"ts\": 10, \"dur\": 5, \"args\": {\"grid\": [0]}}]}",
                  0, 0, "grid or block missing or invalid");
     expect_error("{\"traceEvents\": []}", 0, 0, "no kernels");
-    expect_error(ok_kernel, 1, 20, "JSON error"); /* a truncated gzip stream */
+    expect_error(ok_kernel, 1, 20, "cannot decompress: unexpected end of file"); /* cut short */
+}
+
+/* Issue 22: on a corrupt gzip stream the message was read from zlib after gzclose had freed it
+ * (a use after free: garbage in the release build, a report under ASan). Each corruption is
+ * now named in zlib's words; NUL bytes and folders are refused before they are parsed. */
+Test(import_kineto, a_corrupt_gzip_stream_is_named_in_zlibs_words)
+{
+    static const char ok_kernel[] =
+        "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"ts\": 10, "
+        "\"dur\": 5, \"args\": {\"grid\": [4, 1, 1], \"block\": [128, 1, 1]}}]}";
+    char path[] = "/tmp/colosim-kineto-XXXXXX";
+    close(mkstemp(path));
+    write_file(path, ok_kernel, 1, 0);
+    FILE *f = fopen(path, "r+b"); /* the CRC-32 is the trailer's first 4 bytes */
+    cr_assert(f);
+    cr_assert_eq(fseek(f, -8, SEEK_END), 0);
+    int c = fgetc(f);
+    cr_assert_eq(fseek(f, -8, SEEK_END), 0);
+    fputc(c ^ 0x5a, f);
+    fclose(f);
+    colo_kineto_opts_t o = {NULL, 0, "a100-40gb", NULL, 0};
+    colo_error_t err;
+    colo_error_clear(&err);
+    colo_trace_t *t = NULL;
+    cr_assert_eq(colo_import_kineto(path, &o, &t, &err), COLO_EPARSE);
+    cr_assert_str_eq(err.text, "cannot decompress: incorrect data check");
+    cr_assert_str_eq(err.source, path);
+    unlink(path);
+    colo_error_clear(&err);
+    cr_assert_eq(colo_import_kineto("/dev/zero", &o, &t, &err), COLO_EPARSE);
+    cr_assert(strstr(err.text, "NUL"), "%s", err.text);
+    colo_error_clear(&err);
+    cr_assert_eq(colo_import_kineto("/tmp", &o, &t, &err), COLO_EINVAL);
+    cr_assert_str_eq(err.text, "a folder, not a file");
 }
 
 /* Found by fuzz_kineto: the message named the GPU after the document holding its name was
