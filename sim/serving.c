@@ -1233,6 +1233,31 @@ static bool failed(const colo_sim_t *sim)
     return false;
 }
 
+/* Time stands still when events keep making events at the same instant: a closed loop whose
+ * clients think 0 ms and are dropped by a full queue re-send at once, forever. No real run comes
+ * near this many events at one instant (a closed loop's start is one per client, an Offline
+ * burst one event): the run stops, naming the tenant whose events they are. */
+#define COLO_EVENTS_PER_INSTANT_MAX 4000000u
+
+static void zero_time_loop(colo_sim_t *sim, const colo_event_t *ev, colo_error_t *err)
+{
+    const char *who = NULL;
+    const colo_tenant_run_t *t = NULL;
+    if (ev->fn == on_query || ev->fn == on_arrival) t = ev->obj;
+    if (t) who = t->cfg->name;
+    bool closed = t && colo_arrival_closed(&t->cfg->arrival);
+    char key[300];
+    snprintf(key, sizeof key, "tenants.%s.arrival", who ? who : "");
+    colo_error_set(err, COLO_EINVAL, sim->sc->path, 0, who ? key : NULL,
+                   "simulated time stopped at %.6f s: more than %u events at that instant%s%s%s",
+                   COLO_TO_S(ev->time), COLO_EVENTS_PER_INSTANT_MAX,
+                   who ? ", the requests of tenant " : "", who ? who : "",
+                   closed ? " (a closed loop whose clients think 0 ms re-sends each request its "
+                            "full queue drops at once: give think_ms > 0 or a queue_limit of at "
+                            "least its clients)"
+                          : "");
+}
+
 int colo_sim_run(colo_sim_t *sim, colo_error_t *err)
 {
     for (size_t i = 0; i < sim->n && !sim->failed; i++) {
@@ -1254,8 +1279,14 @@ int colo_sim_run(colo_sim_t *sim, colo_error_t *err)
                                    (int64_t)sim->sc->faults[f].tenant, NULL));
     colo_event_t ev;
     uint32_t polled = 0;
+    uint64_t same_instant = 0; /* events in a row at one simulated time */
     while (!failed(sim) && colo_eq_peek_time(&sim->eq) <= sim->end && colo_eq_pop(&sim->eq, &ev)) {
+        same_instant = ev.time == sim->last_event ? same_instant + 1 : 0;
         sim->last_event = ev.time;
+        if (same_instant > COLO_EVENTS_PER_INSTANT_MAX) {
+            zero_time_loop(sim, &ev, err);
+            return COLO_EINVAL;
+        }
         ev.fn(ev.obj, ev.arg);
         if ((++polled & 4095) == 0 && colo_stop_requested()) fail(sim, COLO_EINTR);
     }
