@@ -876,7 +876,7 @@ static int passes(const colo_study_t *s, char **sets, size_t n, double x, bool *
     sets[n + 1] = seed;
     int reps = s->search.replications;
     double sum[64] = {0}, sq[64] = {0};
-    bool has[64] = {false};
+    int cnt[64] = {0}; /* replications in which tenant i had arrivals (an attainment) */
     size_t nt = 0;
     bool any_slo = false;
     int rc = 0;
@@ -890,10 +890,10 @@ static int passes(const colo_study_t *s, char **sets, size_t n, double x, bool *
         json_array_foreach(json_object_get(res, "tenants"), i, t)
         {
             if (i >= 64) break;
+            if (json_is_number(json_object_get(t, "slo_ms"))) any_slo = true;
             json_t *a = json_object_get(t, "slo_attainment");
             if (!json_is_number(a)) continue;
-            any_slo = true;
-            has[i] = true;
+            cnt[i]++;
             double v = json_number_value(a);
             sum[i] += v;
             sq[i] += v * v;
@@ -906,13 +906,17 @@ static int passes(const colo_study_t *s, char **sets, size_t n, double x, bool *
     if (!any_slo)
         return colo_error_set(err, COLO_EINVAL, s->scenario, 0, NULL,
                               "no tenant has an SLO (slo_ms): search has nothing to meet");
-    double t = reps > 1 ? gsl_cdf_tdist_Pinv(s->search.confidence, reps - 1) : 0;
+    /* A replication in which a tenant had no arrivals has no attainment (null: no request to
+     * meet or miss): the mean and its confidence bound are over the replications that have one. */
     *ok = true;
     for (size_t i = 0; i < nt; i++) {
-        double mean = sum[i] / reps;
-        double var = reps > 1 ? (sq[i] - reps * mean * mean) / (reps - 1) : 0;
-        double lower = mean - t * sqrt(var > 0 ? var : 0) / sqrt((double)reps);
-        if (has[i] && lower < s->search.attainment - 1e-12) *ok = false;
+        if (!cnt[i]) continue;
+        double k = cnt[i];
+        double mean = sum[i] / k;
+        double var = k > 1 ? (sq[i] - k * mean * mean) / (k - 1) : 0;
+        double t = k > 1 ? gsl_cdf_tdist_Pinv(s->search.confidence, k - 1) : 0;
+        double lower = mean - t * sqrt(var > 0 ? var : 0) / sqrt(k);
+        if (lower < s->search.attainment - 1e-12) *ok = false;
     }
     return 0;
 }

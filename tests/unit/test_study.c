@@ -194,3 +194,24 @@ Test(study, search_finds_the_capacity_by_hand_and_is_monotone_in_the_slo, .timeo
     cr_expect_gt(cap[2], expected, "a 50 ms SLO tolerates a backlog");
     colo_study_free(s);
 }
+
+/* Issue 22: a replication without arrivals for a tenant has no attainment (null); it was left
+ * out of the sum but counted in the divisor, so three perfect replications of six averaged 0.5
+ * and the search "failed even at lo". Now the mean is over the replications that have one. */
+Test(study, replications_without_arrivals_do_not_fail_a_search, .timeout = 120)
+{
+    colo_study_t *s = load("tests/fixtures/study_search_sparse.cfg");
+    char **sets;
+    size_t n;
+    cr_assert_eq(colo_study_point(s, 0, &sets, &n), 0);
+    bool lo_fails, hi_passes;
+    double cap;
+    colo_error_t err;
+    colo_error_clear(&err);
+    cr_assert_eq(colo_search_point(s, sets, n, &cap, &lo_fails, &hi_passes, &err), 0, "%s",
+                 err.text);
+    cr_assert(!lo_fails, "every request that arrives meets the SLO");
+    cr_assert(hi_passes);
+    colo_study_point_free(sets, n);
+    colo_study_free(s);
+}
