@@ -4,6 +4,8 @@
 #include "json_lines.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -26,12 +28,12 @@ static void free_hook(void *p)
  * there), and an @include of something that is not a regular file (reading a folder makes its
  * scanner call exit()). Follows the includes as libconfig does, every name relative to dir,
  * down to its own limit of 10 levels. */
-static int check_text(const char *path, const char *dir, int depth, colo_error_t *err)
+static int check_text(const char *path, const char *dir, int depth, colo_error_t *err);
+
+static int check_buffer(const char *path, const char *buf, size_t len, const char *dir, int depth,
+                        colo_error_t *err)
 {
-    char *buf;
-    size_t len;
-    int rc = colo_read_file(path, &buf, &len, err);
-    if (rc) return rc;
+    int rc = 0;
     int line = 1;
     for (size_t i = 0; i < len && !rc; line++) {
         size_t eol = i;
@@ -70,27 +72,95 @@ static int check_text(const char *path, const char *dir, int depth, colo_error_t
         }
         i = eol + 1;
     }
+    return rc;
+}
+
+static int check_text(const char *path, const char *dir, int depth, colo_error_t *err)
+{
+    char *buf;
+    size_t len;
+    int rc = colo_read_file(path, &buf, &len, err);
+    if (rc) return rc;
+    rc = check_buffer(path, buf, len, dir, depth, err);
     colo_free(buf);
+    return rc;
+}
+
+/* What was read from pipes and devices, by path: they give their bytes only once. */
+static struct piped {
+    char *path, *text;
+    size_t len;
+} piped[8];
+static size_t n_piped;
+static pthread_mutex_t piped_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The text of path, NUL-terminated, into *text (colo_free). */
+static int read_text(const char *path, char **text, size_t *len, colo_error_t *err)
+{
+    struct stat st;
+    bool pipe_like = stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+    int rc = 0;
+    if (pipe_like) {
+        pthread_mutex_lock(&piped_lock);
+        for (size_t i = 0; i < n_piped; i++)
+            if (strcmp(piped[i].path, path) == 0) {
+                if ((*text = colo_malloc(piped[i].len + 1))) {
+                    memcpy(*text, piped[i].text, piped[i].len + 1);
+                    *len = piped[i].len;
+                } else {
+                    rc = colo_error_set(err, COLO_ENOMEM, path, 0, NULL, "out of memory");
+                }
+                pthread_mutex_unlock(&piped_lock);
+                return rc;
+            }
+    }
+    char *buf = NULL;
+    rc = colo_read_file(path, &buf, len, err);
+    char *t = rc ? NULL : colo_realloc(buf, *len + 1);
+    if (!rc && !t) {
+        colo_free(buf);
+        rc = colo_error_set(err, COLO_ENOMEM, path, 0, NULL, "out of memory");
+    }
+    if (!rc) {
+        t[*len] = '\0';
+        *text = t;
+        if (pipe_like && n_piped < sizeof piped / sizeof *piped) {
+            char *p = colo_strdup(path), *copy = colo_malloc(*len + 1);
+            if (p && copy) {
+                memcpy(copy, t, *len + 1);
+                piped[n_piped++] = (struct piped){p, copy, *len};
+            } else {
+                colo_free(p);
+                colo_free(copy);
+            }
+        }
+    }
+    if (pipe_like) pthread_mutex_unlock(&piped_lock);
     return rc;
 }
 
 int colo_cfg_read_file(config_t *cfg, const char *path, colo_error_t *err)
 {
     config_set_destructor(cfg, free_hook);
-    FILE *f = fopen(path, "r"); /* for a precise message: libconfig only says "file I/O error" */
-    if (!f) return colo_error_set(err, COLO_EIO, path, 0, NULL, "cannot open: %s", strerror(errno));
-    fclose(f);
     /* @include "x.cfg" resolves against the including file's folder, not the working one */
     char dir[4096];
     const char *slash = strrchr(path, '/');
     snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
     config_set_include_dir(cfg, dir);
-    int rc = check_text(path, dir, 0, err);
+    /* the file is read once here (a big file need not be read twice); a pipe (/dev/stdin) is
+     * read once per process: a run reads its scenario more than once */
+    char *text;
+    size_t len;
+    int rc = read_text(path, &text, &len, err);
     if (rc) return rc;
-    if (config_read_file(cfg, path) == CONFIG_TRUE) return 0;
-    const char *text = config_error_text(cfg), *file = config_error_file(cfg);
-    return colo_error_set(err, COLO_EPARSE, file ? file : path, config_error_line(cfg), NULL, "%s",
-                          text ? text : "syntax error");
+    rc = check_buffer(path, text, len, dir, 0, err);
+    if (!rc && config_read_string(cfg, text) != CONFIG_TRUE) {
+        const char *what = config_error_text(cfg), *file = config_error_file(cfg);
+        rc = colo_error_set(err, COLO_EPARSE, file ? file : path, config_error_line(cfg), NULL,
+                            "%s", what ? what : "syntax error");
+    }
+    colo_free(text);
+    return rc;
 }
 
 void colo_cfg_path(const config_setting_t *s, char *buf, size_t n)

@@ -226,7 +226,8 @@ Test(calibration, captured_traces_alone_predict_their_measured_latency)
 }
 
 /* Found by fuzz_calibration: a NUL byte after a number stalled the scan that finds each
- * element's line (json_lines.c) in an endless loop. */
+ * element's line (json_lines.c) in an endless loop. (Since issue 22 the reader refuses a NUL
+ * byte before anything parses the text, at its line.) */
 Test(calibration, a_nul_byte_after_a_number_ends_in_an_error, .timeout = 10)
 {
     colo_gpu_t *g = open_gpu("h100-sxm");
@@ -235,8 +236,8 @@ Test(calibration, a_nul_byte_after_a_number_ends_in_an_error, .timeout = 10)
     cr_assert_lt(colo_calibration_apply(
                      g, src_path("tests/fuzz/regressions/calibration/nul_byte_hang.json"), &err),
                  0);
-    cr_assert_eq(err.line, 2, "%s", err.text);
-    cr_assert_str_eq(err.key, "co");
+    cr_assert_eq(err.line, 8, "the NUL byte's line: %s", err.text);
+    cr_assert(strstr(err.text, "NUL"), "%s", err.text);
     colo_gpu_free(g);
 }
 

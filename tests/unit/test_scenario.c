@@ -1,9 +1,12 @@
 /* test_scenario.c: the scenario loader: resolution, overrides, and the golden bad scenarios. */
 #include "helpers.h"
 #include "scenario.h"
+#include "cluster.h"
 
 #include <criterion/criterion.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 TestSuite(scenario, .init = test_init);
@@ -137,4 +140,46 @@ Test(scenario, golden_bad_scenarios_give_their_expected_error)
 {
     size_t n = for_each_file(src_path("tests/golden/bad"), "cfg", check_bad_scenario);
     cr_assert_geq(n, 20);
+}
+
+/* Issue 22: a scenario read from a pipe failed: a run reads its file more than once (is it a
+ * cluster? then the scenario), and a pipe gives its bytes only once. Now read once per process;
+ * a folder is refused as one. */
+Test(scenario, a_scenario_can_come_from_a_pipe)
+{
+    char dir[] = "/tmp/colosim-fifo-XXXXXX";
+    cr_assert(mkdtemp(dir));
+    char fifo[4096];
+    snprintf(fifo, sizeof fifo, "%s/scenario", dir);
+    cr_assert_eq(mkfifo(fifo, 0600), 0);
+    char text[8192];
+    snprintf(text, sizeof text,
+             "gpu = \"h100-sxm\"; duration_s = 0.2; warmup_s = 0.05; drain_s = 0.1;\n"
+             "sharing = { mode = \"timeslice\"; };\n"
+             "tenants = ( { name = \"a\"; trace = \"%s\"; arrival = { process = \"poisson\"; "
+             "rate = 100.0; }; } );\n",
+             src_path("tests/fixtures/tiny_h100.json"));
+    pid_t child = fork();
+    cr_assert_geq(child, 0);
+    if (child == 0) { /* the writer: once, as `cat scenario.cfg |` would */
+        FILE *w = fopen(fifo, "w");
+        if (w) fputs(text, w);
+        if (w) fclose(w);
+        _exit(0);
+    }
+    colo_error_t err;
+    colo_error_clear(&err);
+    json_t *res = NULL;
+    int rc = colo_simulate_file(fifo, NULL, 0, &res, &err);
+    waitpid(child, NULL, 0);
+    cr_assert_eq(rc, 0, "%s", err.text);
+    cr_assert_gt(json_integer_value(json_object_get(json_array_get(json_object_get(res, "tenants"), 0),
+                                                    "arrived")),
+                 0);
+    json_decref(res);
+    unlink(fifo);
+    colo_error_clear(&err);
+    cr_assert_eq(colo_simulate_file(dir, NULL, 0, &res, &err), COLO_EINVAL);
+    cr_assert_str_eq(err.text, "a folder, not a file");
+    rmdir(dir);
 }
