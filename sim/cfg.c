@@ -154,6 +154,8 @@ int colo_cfg_read_file(config_t *cfg, const char *path, colo_error_t *err)
     int rc = read_text(path, &text, &len, err);
     if (rc) return rc;
     rc = check_buffer(path, text, len, dir, 0, err);
+    if (!rc) rc = colo_text_utf8_error(path, text, len, err);
+    if (!rc) rc = colo_path_utf8_error(path, err);
     if (!rc && config_read_string(cfg, text) != CONFIG_TRUE) {
         const char *what = config_error_text(cfg), *file = config_error_file(cfg);
         rc = colo_error_set(err, COLO_EPARSE, file ? file : path, config_error_line(cfg), NULL,

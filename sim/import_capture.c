@@ -2,6 +2,7 @@
 #include "import_capture.h"
 #include "alloc.h"
 #include "csv.h"
+#include "json_lines.h"
 #include "gpu.h"
 
 #include <ctype.h>
@@ -177,10 +178,10 @@ static int cmp_range(const void *a, const void *b)
 
 static int read_file(struct capture *c)
 {
-    FILE *f = fopen(c->path, "r");
-    if (!f)
-        return colo_error_set(c->err, COLO_EIO, c->path, 0, NULL, "cannot open: %s",
-                              strerror(errno));
+    FILE *f;
+    char *mem;
+    int orc = colo_text_open(c->path, &f, &mem, c->err);
+    if (orc) return orc;
     char *buf = NULL;
     size_t cap = 0;
     ssize_t got;
@@ -201,6 +202,7 @@ static int read_file(struct capture *c)
     }
     free(buf);
     fclose(f);
+    colo_free(mem);
     if (rc == COLO_ENOMEM) colo_error_set(c->err, rc, c->path, line, NULL, "out of memory");
     if (!rc && line == 0) rc = line_error(c, 0, "empty file");
     if (rc) return rc;
@@ -381,9 +383,10 @@ static double ncu_bytes(const char *value, const char *unit)
 
 int colo_trace_merge_ncu(colo_trace_t *t, const char *csv_path, colo_error_t *err)
 {
-    FILE *f = fopen(csv_path, "r");
-    if (!f)
-        return colo_error_set(err, COLO_EIO, csv_path, 0, NULL, "cannot open: %s", strerror(errno));
+    FILE *f;
+    char *mem;
+    int orc = colo_text_open(csv_path, &f, &mem, err);
+    if (orc) return orc;
     char *buf = NULL;
     size_t cap = 0;
     int line = 0, rc = 0, header = 0;
@@ -455,6 +458,7 @@ int colo_trace_merge_ncu(colo_trace_t *t, const char *csv_path, colo_error_t *er
     }
     free(buf);
     fclose(f);
+    colo_free(mem);
     if (!rc && !header)
         rc = colo_error_set(err, COLO_EPARSE, csv_path, 0, NULL,
                             "no header line: not an Nsight Compute --csv export");

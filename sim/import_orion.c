@@ -2,6 +2,7 @@
 #include "import_orion.h"
 #include "alloc.h"
 #include "csv.h"
+#include "json_lines.h"
 #include "occupancy.h"
 
 #include <ctype.h>
@@ -198,14 +199,16 @@ int colo_import_orion(const char *csv_path, const char *model, int batch, const 
                       const colo_orion_rows_t *rows, colo_trace_t **out, colo_error_t *err)
 {
     *out = NULL;
-    FILE *f = fopen(csv_path, "r");
-    if (!f)
-        return colo_error_set(err, COLO_EIO, csv_path, 0, NULL, "cannot open: %s", strerror(errno));
+    FILE *f;
+    char *mem;
+    int rc = colo_text_open(csv_path, &f, &mem, err);
+    if (rc) return rc;
     colo_trace_t *t = colo_trace_new(model, batch, gpu->name);
     long n_rows = 0;
-    int rc = t ? read_rows(f, csv_path, gpu, rows, t, &n_rows, err)
-               : colo_error_set(err, COLO_ENOMEM, csv_path, 0, NULL, "out of memory");
+    rc = t ? read_rows(f, csv_path, gpu, rows, t, &n_rows, err)
+           : colo_error_set(err, COLO_ENOMEM, csv_path, 0, NULL, "out of memory");
     fclose(f);
+    colo_free(mem);
     if (!rc) {
         const char *base = strrchr(csv_path, '/');
         base = base ? base + 1 : csv_path;

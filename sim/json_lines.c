@@ -30,6 +30,79 @@ int colo_text_nul_error(const char *path, const char *buf, size_t len, colo_erro
     return colo_error_set(err, COLO_EPARSE, path, line, NULL, "a NUL byte: not a text file");
 }
 
+/* Length of the valid UTF-8 sequence at p (at most n bytes), or 0 when it is not one: no
+ * overlong forms, no surrogates, nothing past U+10FFFF. */
+static size_t utf8_seq(const unsigned char *p, size_t n)
+{
+    unsigned c = p[0];
+    if (c < 0x80) return 1;
+    size_t k = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+    if (!k || k > n) return 0;
+    for (size_t i = 1; i < k; i++)
+        if ((p[i] & 0xC0) != 0x80) return 0;
+    if (c == 0xE0 && p[1] < 0xA0) return 0; /* overlong */
+    if (c == 0xED && p[1] > 0x9F) return 0; /* surrogate */
+    if (c == 0xF0 && p[1] < 0x90) return 0; /* overlong */
+    if (c == 0xF4 && p[1] > 0x8F) return 0; /* past U+10FFFF */
+    return k;
+}
+
+int colo_text_utf8_error(const char *path, const char *buf, size_t len, colo_error_t *err)
+{
+    const unsigned char *p = (const unsigned char *)buf;
+    int line = 1;
+    size_t col = 1;
+    for (size_t i = 0; i < len;) {
+        if (p[i] == '\n') {
+            line++;
+            col = 1;
+            i++;
+            continue;
+        }
+        size_t k = p[i] < 0x80 ? 1 : utf8_seq(p + i, len - i);
+        if (!k)
+            return colo_error_set(err, COLO_EPARSE, path, line, NULL,
+                                  "not UTF-8: byte 0x%02X in column %zu (colosim reads UTF-8 "
+                                  "text: its results are JSON)",
+                                  p[i], col);
+        i += k;
+        col++;
+    }
+    return 0;
+}
+
+int colo_path_utf8_error(const char *path, colo_error_t *err)
+{
+    const unsigned char *p = (const unsigned char *)path;
+    size_t n = strlen(path);
+    for (size_t i = 0; i < n;) {
+        size_t k = p[i] < 0x80 ? 1 : utf8_seq(p + i, n - i);
+        if (!k)
+            return colo_error_set(err, COLO_EINVAL, path, 0, NULL,
+                                  "the path is not UTF-8 (byte 0x%02X): results name it in JSON, "
+                                  "which must be; rename the file or folder",
+                                  p[i]);
+        i += k;
+    }
+    return 0;
+}
+
+int colo_text_open(const char *path, FILE **f, char **mem, colo_error_t *err)
+{
+    size_t len;
+    *f = NULL;
+    *mem = NULL;
+    int rc = colo_read_file(path, mem, &len, err);
+    if (!rc) rc = colo_text_utf8_error(path, *mem, len, err);
+    if (!rc && !(*f = fmemopen(*mem, len, "r")))
+        rc = colo_error_set(err, COLO_ENOMEM, path, 0, NULL, "out of memory");
+    if (rc) {
+        colo_free(*mem);
+        *mem = NULL;
+    }
+    return rc;
+}
+
 int colo_read_file(const char *path, char **buf, size_t *len, colo_error_t *err)
 {
     int rc = colo_check_input_file(path, err);

@@ -21,6 +21,17 @@ int colo_read_file(const char *path, char **buf, size_t *len, colo_error_t *err)
  * cannot be seen) or COLO_EINVAL ("a folder, not a file"), naming path. */
 int colo_check_input_file(const char *path, colo_error_t *err);
 
+/* 0 when buf is UTF-8; else COLO_EPARSE at the line and column of the first bad byte. */
+int colo_text_utf8_error(const char *path, const char *buf, size_t len, colo_error_t *err);
+
+/* 0 when the path itself is UTF-8 (results name it in JSON); else COLO_EINVAL. */
+int colo_path_utf8_error(const char *path, colo_error_t *err);
+
+/* Reads the text file at path whole (colo_read_file, then UTF-8 checked) and opens it as a
+ * stream *f over *mem: fclose(*f), then colo_free(*mem). For line readers (getline) that must
+ * not meet a NUL byte, an endless file or bytes the results cannot hold. */
+int colo_text_open(const char *path, FILE **f, char **mem, colo_error_t *err);
+
 /* 0 when buf holds no NUL byte; else COLO_EPARSE at the line of the first. */
 int colo_text_nul_error(const char *path, const char *buf, size_t len, colo_error_t *err);
 

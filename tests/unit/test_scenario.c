@@ -183,3 +183,33 @@ Test(scenario, a_scenario_can_come_from_a_pipe)
     cr_assert_str_eq(err.text, "a folder, not a file");
     rmdir(dir);
 }
+
+/* Issue 22: text that is not UTF-8 (a Latin-1 description) was "out of memory" from run (the
+ * results' JSON refused it) and passed check; a folder name that is not UTF-8 the same. Both are
+ * now refused where they are, by every command. */
+Test(scenario, text_or_a_path_that_is_not_utf8_is_refused_where_it_is)
+{
+    char dir[] = "/tmp/colosim-utf8-XXXXXX";
+    cr_assert(mkdtemp(dir));
+    char path[4096];
+    snprintf(path, sizeof path, "%s/latin1.cfg", dir);
+    FILE *f = fopen(path, "w");
+    fprintf(f, "gpu = \"h100-sxm\";\ndescription = \"caf\xe9\";\n");
+    fclose(f);
+    colo_error_t err;
+    colo_error_clear(&err);
+    colo_scenario_t *sc = NULL;
+    cr_assert_eq(colo_scenario_load(path, NULL, 0, &sc, &err), COLO_EPARSE);
+    cr_assert_eq(err.line, 2);
+    cr_assert(strstr(err.text, "not UTF-8: byte 0xE9 in column 19"), "%s", err.text);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/d\xff.cfg", dir);
+    f = fopen(path, "w");
+    fprintf(f, "gpu = \"h100-sxm\";\n");
+    fclose(f);
+    colo_error_clear(&err);
+    cr_assert_eq(colo_scenario_load(path, NULL, 0, &sc, &err), COLO_EINVAL);
+    cr_assert(strstr(err.text, "the path is not UTF-8"), "%s", err.text);
+    unlink(path);
+    rmdir(dir);
+}
