@@ -80,6 +80,12 @@ static int parse_gamma(colo_arrival_cfg_t *c, const colo_cfg_reader_t *r, const 
     if (!rc) rc = read_rate(r, g, "rate", &c->rate);
     if (!rc) rc = colo_cfg_double(r, g, "cv", POS, &c->cv);
     if (!rc && c->cv > 100) return colo_cfg_error(r, member(g, "cv"), COLO_ERANGE, "at most 100");
+    /* below this the gaps' shape 1/cv^2 leaves the range Gamma variates are drawn in (at 1e-200
+     * it is infinite): and the gaps are constant to a part in a million already */
+    if (!rc && c->cv < 1e-6)
+        return colo_cfg_error(r, member(g, "cv"), COLO_ERANGE,
+                              "at least 1e-6 (got %g): process = \"constant\" has no variation",
+                              c->cv);
     return rc;
 }
 
@@ -110,8 +116,12 @@ static int parse_pair(const colo_cfg_reader_t *r, const config_setting_t *g, con
             return colo_cfg_error(r, e, COLO_EINVAL, "must be a number");
         out[i] = config_setting_type(e) == CONFIG_TYPE_FLOAT ? config_setting_get_float(e)
                                                              : (double)config_setting_get_int64(e);
-        if (!(out[i] > 0) || !isfinite(out[i]) || out[i] > MAX_RATE)
+        if (!(out[i] > 0) || !isfinite(out[i]))
             return colo_cfg_error(r, e, COLO_ERANGE, "must be greater than 0 (got %g)", out[i]);
+        if (out[i] > MAX_RATE)
+            return colo_cfg_error(r, e, COLO_ERANGE, "at most 10,000,000 %s (got %g)",
+                                  strcmp(key, "rates") == 0 ? "requests per second" : "s",
+                                  out[i]);
     }
     return 0;
 }

@@ -202,6 +202,22 @@ static int verror_at(const colo_cfg_reader_t *r, const config_setting_t *s, cons
     const char *source;
     int line;
     colo_cfg_location(r, s, &source, &line);
+    /* An error the file's line did not cause alone: its group holds a value a --set wrote (a
+     * process changed to one that needs other keys). Say which. */
+    const config_setting_t *g = !s || config_setting_get_hook(s) ? NULL
+                                : member || config_setting_is_group(s) ? s
+                                                                        : config_setting_parent(s);
+    int n = g && config_setting_is_group(g) ? config_setting_length(g) : 0;
+    size_t used = strlen(text);
+    const char *sep = " (this group was changed by --set:";
+    for (int i = 0; i < n && used < sizeof text; i++) {
+        const struct override_mark *m = config_setting_get_hook(config_setting_get_elem(g, (unsigned)i));
+        if (!m) continue;
+        int w = snprintf(text + used, sizeof text - used, "%s%d", sep, m->index);
+        if (w > 0) used += (size_t)w;
+        sep = ", --set:";
+    }
+    if (*sep == ',' && used < sizeof text) snprintf(text + used, sizeof text - used, ")");
     return colo_error_set(r->err, code, source, line, key, "%s", text);
 }
 

@@ -120,6 +120,11 @@ Test(scenario, bad_overrides_name_the_set_argument)
     load_fails("two_tenants.cfg", mode, 1,
                "--set:1: sharing.mode: unknown sharing mode 'exclusive' (expected timeslice, mps, "
                "mig or green)");
+    /* issue 22: an error at the file's line that a --set caused says which */
+    const char *proc[] = {"seed=3", "tenants.a.arrival.process=gamma"};
+    load_fails("two_tenants.cfg", proc, 2,
+               "two_tenants.cfg:10: tenants.[0].arrival.cv: missing (this key is required) (this "
+               "group was changed by --set:2)");
 }
 
 static int load_scenario(const char *file, colo_error_t *err)
