@@ -1,4 +1,5 @@
 /* cfg.c: strict libconfig reading with file:line:key errors and --set overrides. */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include "cfg.h"
 #include "alloc.h"
 #include "json_lines.h"
@@ -58,8 +59,17 @@ static int check_buffer(const char *path, const char *buf, size_t len, const cha
             if (p < eol && q < eol && depth < 10) {
                 char full[8192];
                 struct stat st;
-                snprintf(full, sizeof full, "%s/%.*s", dir, (int)(q - p - 1), buf + p + 1);
-                if (stat(full, &st) != 0)
+                bool absolute = buf[p + 1] == '/';
+                if (absolute)
+                    snprintf(full, sizeof full, "%.*s", (int)(q - p - 1), buf + p + 1);
+                else
+                    snprintf(full, sizeof full, "%s/%.*s", dir, (int)(q - p - 1), buf + p + 1);
+                if (absolute && depth > 0) /* libconfig would join it to the scenario's folder */
+                    rc = colo_error_set(err, COLO_EINVAL, path, line, "@include",
+                                        "'%.*s': an included file's @include is relative to the "
+                                        "scenario's folder, not an absolute path",
+                                        (int)(q - p - 1), buf + p + 1);
+                else if (stat(full, &st) != 0)
                     rc = colo_error_set(err, COLO_ENOENT, path, line, "@include",
                                         "cannot open '%.*s': %s", (int)(q - p - 1), buf + p + 1,
                                         strerror(errno));
@@ -139,6 +149,76 @@ static int read_text(const char *path, char **text, size_t *len, colo_error_t *e
     return rc;
 }
 
+/* libconfig 1.5 joins every @include to the include folder, an absolute path too ("dir//abs").
+ * The scenario's own absolute includes are rewritten to climb from that folder to the root
+ * first: dir/../../abs (as many ".." as the folder's real path is deep; ".." is physical, as the
+ * real path is). Lines keep their numbers. *out is text itself when nothing changed. */
+static int absolute_includes(const char *path, const char *text, const char *dir, char **out,
+                             colo_error_t *err)
+{
+    *out = (char *)text;
+    if (!strstr(text, "@include")) return 0;
+    char real[PATH_MAX];
+    int depth = -1;
+    size_t extra = 0, n_abs = 0;
+    for (const char *l = text; *l;) {
+        const char *eol = strchr(l, '\n');
+        size_t len = eol ? (size_t)(eol - l) : strlen(l);
+        const char *p = l;
+        while (p < l + len && (*p == ' ' || *p == '\t'))
+            p++;
+        if ((size_t)(l + len - p) > 10 && memcmp(p, "@include", 8) == 0) {
+            const char *q = p + 8;
+            while (q < l + len && (*q == ' ' || *q == '\t'))
+                q++;
+            if (q + 1 < l + len && q[0] == '"' && q[1] == '/') n_abs++;
+        }
+        l += len + (eol ? 1 : 0);
+    }
+    if (!n_abs) return 0;
+    if (!realpath(dir, real))
+        return colo_error_set(err, COLO_EIO, path, 0, NULL, "cannot resolve its folder: %s",
+                              strerror(errno));
+    depth = 0;
+    for (const char *c = real; *c; c++)
+        depth += *c == '/' && c[1];
+    extra = n_abs * (size_t)depth * 3 + 1;
+    char *o = colo_malloc(strlen(text) + extra);
+    if (!o) return colo_error_set(err, COLO_ENOMEM, path, 0, NULL, "out of memory");
+    char *w = o;
+    for (const char *l = text; *l;) {
+        const char *eol = strchr(l, '\n');
+        size_t len = eol ? (size_t)(eol - l) + 1 : strlen(l);
+        const char *p = l;
+        while (p < l + len && (*p == ' ' || *p == '\t'))
+            p++;
+        const char *q = p + 8;
+        if ((size_t)(l + len - p) > 10 && memcmp(p, "@include", 8) == 0) {
+            while (q < l + len && (*q == ' ' || *q == '\t'))
+                q++;
+        }
+        if ((size_t)(l + len - p) > 10 && memcmp(p, "@include", 8) == 0 && q + 1 < l + len &&
+            q[0] == '"' && q[1] == '/') {
+            size_t head = (size_t)(q + 1 - l); /* up to and with the opening quote */
+            memcpy(w, l, head);
+            w += head;
+            for (int i = 0; i < depth; i++) {
+                memcpy(w, "../", 3);
+                w += 3;
+            }
+            memcpy(w, q + 2, len - head - 1); /* the path without its leading '/' */
+            w += len - head - 1;
+        } else {
+            memcpy(w, l, len);
+            w += len;
+        }
+        l += len;
+    }
+    *w = '\0';
+    *out = o;
+    return 0;
+}
+
 int colo_cfg_read_file(config_t *cfg, const char *path, colo_error_t *err)
 {
     config_set_destructor(cfg, free_hook);
@@ -156,11 +236,21 @@ int colo_cfg_read_file(config_t *cfg, const char *path, colo_error_t *err)
     rc = check_buffer(path, text, len, dir, 0, err);
     if (!rc) rc = colo_text_utf8_error(path, text, len, err);
     if (!rc) rc = colo_path_utf8_error(path, err);
-    if (!rc && config_read_string(cfg, text) != CONFIG_TRUE) {
+    char *parsed = text;
+    if (!rc) rc = absolute_includes(path, text, dir, &parsed, err);
+    if (!rc && config_read_string(cfg, parsed) != CONFIG_TRUE) {
         const char *what = config_error_text(cfg), *file = config_error_file(cfg);
+        char abs_name[PATH_MAX];
+        if (file && parsed != text && strncmp(file, "../", 3) == 0) { /* one we rewrote */
+            while (strncmp(file, "../", 3) == 0)
+                file += 3;
+            snprintf(abs_name, sizeof abs_name, "/%s", file);
+            file = abs_name;
+        }
         rc = colo_error_set(err, COLO_EPARSE, file ? file : path, config_error_line(cfg), NULL,
                             "%s", what ? what : "syntax error");
     }
+    if (parsed != text) colo_free(parsed);
     colo_free(text);
     return rc;
 }

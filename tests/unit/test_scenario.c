@@ -218,3 +218,46 @@ Test(scenario, text_or_a_path_that_is_not_utf8_is_refused_where_it_is)
     unlink(path);
     rmdir(dir);
 }
+
+/* Issue 22: libconfig 1.5 joins every @include to the scenario's folder, so an absolute path
+ * became FOLDER//abs/path and was not found. The reader now climbs from the folder first. */
+Test(scenario, an_include_of_an_absolute_path_is_that_path)
+{
+    char dir[] = "/tmp/colosim-include-XXXXXX";
+    cr_assert(mkdtemp(dir));
+    char part[4096], main_cfg[4096];
+    snprintf(part, sizeof part, "%s/part.cfg", dir);
+    FILE *f = fopen(part, "w");
+    fputs("seed = 9;\n", f);
+    fclose(f);
+    snprintf(main_cfg, sizeof main_cfg, "%s/sub", dir);
+    cr_assert_eq(mkdir(main_cfg, 0700), 0);
+    strcat(main_cfg, "/main.cfg");
+    f = fopen(main_cfg, "w");
+    fprintf(f,
+            "@include \"%s\"\n"
+            "gpu = \"h100-sxm\"; duration_s = 0.2; warmup_s = 0.05;\n"
+            "sharing = { mode = \"timeslice\"; };\n"
+            "tenants = ( { name = \"a\"; trace = \"%s\"; arrival = { process = \"poisson\"; "
+            "rate = 100.0; }; } );\n",
+            part, src_path("tests/fixtures/tiny_h100.json"));
+    fclose(f);
+    colo_error_t err;
+    colo_error_clear(&err);
+    colo_scenario_t *sc = NULL;
+    cr_assert_eq(colo_scenario_load(main_cfg, NULL, 0, &sc, &err), 0, "%s", err.text);
+    cr_assert_eq(sc->seed, 9);
+    colo_scenario_free(sc);
+    f = fopen(part, "w"); /* an error in it names it, at its line */
+    fputs("\nseed = ;\n", f);
+    fclose(f);
+    colo_error_clear(&err);
+    cr_assert_lt(colo_scenario_load(main_cfg, NULL, 0, &sc, &err), 0);
+    cr_assert_eq(err.line, 2, "%s:%d: %s", err.source, err.line, err.text);
+    cr_assert_str_eq(err.source, part, "named as written");
+    unlink(part);
+    unlink(main_cfg);
+    *strrchr(main_cfg, '/') = '\0';
+    rmdir(main_cfg);
+    rmdir(dir);
+}
