@@ -99,6 +99,9 @@ static void remove_user(colo_fluid_t *fl, uint32_t r, uint32_t a)
     for (size_t i = 0; i < res->n_users; i++)
         if (res->users[i] == a) {
             res->users[i] = res->users[--res->n_users];
+            /* its use, added and removed at many speeds, is left with their rounding (a
+             * utilisation of -1.5e-12 while idle): with no user it is exactly none */
+            if (!res->n_users) res->used = 0;
             return;
         }
 }
@@ -242,7 +245,10 @@ static void check_capacity(const colo_fluid_t *fl, size_t nr)
 static colo_time_t finish_of(const struct colo_fluid_act *a)
 {
     if (a->speed <= 0) return COLO_TIME_MAX;
-    return a->since + colo_time_from_ns(a->remaining * a->work / a->speed);
+    /* work left takes time: rounded to the nanosecond, less than half of one took none, and a
+     * kernel of 1 ns finished at its start, faster than alone (issue 22) */
+    colo_time_t d = colo_time_from_ns(a->remaining * a->work / a->speed);
+    return a->since + (d < 1 && a->remaining > 0 ? 1 : d);
 }
 
 static void on_next(void *obj, int64_t arg);

@@ -217,3 +217,24 @@ Test(run, utilisation_series_and_means)
     }
     run_free(&r);
 }
+
+/* Issue 22: a request of one 1-ns kernel (no launch cost) took 0 ns under MPS and Green
+ * Contexts, less than alone: the solver rounded the kernel's time left to the nearest
+ * nanosecond, and less than half of one to none. Work left now takes at least 1 ns. */
+Test(run, a_one_nanosecond_kernel_is_never_faster_than_alone)
+{
+    const char *modes[] = {"sharing.mode=mps", "sharing.mode=green"};
+    for (int m = 0; m < 2; m++) {
+        test_run_t r = run_scenario(src_path("tests/fixtures/one_ns_mps.cfg"), &modes[m], 1);
+        for (size_t i = 0; i < 2; i++) {
+            json_t *t = result_tenant(&r, i);
+            double alone = result_num(t, "isolated_ms");
+            json_t *lat = json_object_get(t, "latency_ms");
+            cr_assert_gt(result_num(t, "completed"), 0);
+            cr_assert_geq(result_num(lat, "p50"), alone, "%s: p50 %g < alone %g", modes[m],
+                          result_num(lat, "p50"), alone);
+            cr_assert_gt(result_num(lat, "mean"), 0, "%s", modes[m]);
+        }
+        run_free(&r);
+    }
+}
