@@ -716,8 +716,14 @@ static int cmd_check(int argc, char **argv)
     if ((status = load_scenario(&o, &sc)) >= 0) return status;
     colo_free(o.sets);
     const colo_gpu_t *g = sc->gpu;
-    printf("scenario  %s%s%s\n", sc->path, sc->description ? ": " : "",
-           sc->description ? sc->description : "");
+    /* a description is a line, not a document: the first 200 bytes (a whole character) */
+    int dlen = sc->description ? (int)strlen(sc->description) : 0;
+    bool cut = dlen > 200;
+    if (cut)
+        for (dlen = 200; dlen > 0 && ((unsigned char)sc->description[dlen] & 0xC0) == 0x80; dlen--)
+            ;
+    printf("scenario  %s%s%.*s%s\n", sc->path, sc->description ? ": " : "", dlen,
+           sc->description ? sc->description : "", cut ? " ..." : "");
     printf("gpu       %s (%s), from %s\n", g->name, g->full_name, g->path);
     if (g->calibration.path)
         printf("          calibrated: %s (%s, %s)\n", g->calibration.path, g->calibration.device,

@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,7 +87,7 @@ void colo_trace_free(colo_trace_t *t)
 struct reader {
     const char *path;
     colo_error_t *err;
-    const int *lines; /* line of each op, or NULL */
+    int *lines; /* line of each op read so far */
     size_t n_lines;
     const char *text; /* the file, for the lines of top-level keys */
     size_t len;
@@ -247,11 +248,11 @@ static int top_error(const struct reader *r, const char *key, const char *what)
     return colo_error_set(r->err, COLO_EINVAL, r->path, line, key, "%s", what);
 }
 
-static int read_trace(const struct reader *r, json_t *root, colo_trace_t *t)
+/* The document's keys but "ops" (read op by op as they come, read_ops): checked once all are. */
+static int read_header(const struct reader *r, json_t *root, bool have_ops, colo_trace_t *t)
 {
     static const char *const keys[] = {"colosim_trace", "model", "batch", "gpu",
                                        "provenance",    "ops",   NULL};
-    if (!json_is_object(root)) return top_error(r, NULL, "a trace must be a JSON object");
     json_t *ver = json_object_get(root, "colosim_trace");
     if (!json_is_integer(ver))
         return top_error(
@@ -268,7 +269,6 @@ static int read_trace(const struct reader *r, json_t *root, colo_trace_t *t)
     const char *gpu = json_string_value(json_object_get(root, "gpu"));
     json_t *batch = json_object_get(root, "batch");
     json_t *prov = json_object_get(root, "provenance");
-    json_t *ops = json_object_get(root, "ops");
     if (!model || !*model) return top_error(r, "model", "missing or not a non-empty string");
     if (!gpu || !*gpu) return top_error(r, "gpu", "missing or not a non-empty string");
     if (!json_is_integer(batch) || json_integer_value(batch) < 1 ||
@@ -276,35 +276,204 @@ static int read_trace(const struct reader *r, json_t *root, colo_trace_t *t)
         return top_error(r, "batch", "missing or not a positive integer");
     if (!json_is_object(prov) || !json_is_string(json_object_get(prov, "source")))
         return top_error(r, "provenance", "missing, or has no \"source\" string");
-    if (!json_is_array(ops) || json_array_size(ops) == 0)
+    if (!have_ops || t->n_ops == 0)
         return top_error(r, "ops", "missing or empty: a trace needs at least one kernel");
     if (!(t->model = colo_strdup(model)) || !(t->gpu = colo_strdup(gpu))) return COLO_ENOMEM;
     t->batch = (int)json_integer_value(batch);
     t->gpu_line = colo_json_key_line(r->text, r->len, "gpu");
     t->provenance = json_incref(prov);
+    colo_trace_summarise(t);
+    if (t->n_kernels == 0) return top_error(r, "ops", "has no kernels");
+    return 0;
+}
 
-    size_t n = json_array_size(ops);
-    t->ops = colo_calloc(n, sizeof *t->ops);
-    if (!t->ops) return COLO_ENOMEM;
-    t->cap_ops = n;
-    for (size_t i = 0; i < n; i++) {
-        json_t *o = json_array_get(ops, i);
-        if (!json_is_object(o)) return op_error(r, i, NULL, COLO_EINVAL, "must be an object");
-        const char *type = json_string_value(json_object_get(o, "type"));
-        int rc;
+/* ---- the document, streamed ----
+ * A trace may hold millions of ops: the whole document as Jansson values took about 1.3 KB per
+ * kernel. The top level is walked here and each op parsed by Jansson on its own, converted and
+ * freed, so that what a trace holds is its text and its ops (docs/traces.md gives the budget). */
+struct stream {
+    const char *s;
+    size_t len, i;
+    int line;
+    const char *path;
+    colo_error_t *err;
+};
+
+static void ws(struct stream *p)
+{
+    for (; p->i < p->len; p->i++) {
+        char c = p->s[p->i];
+        if (c == '\n')
+            p->line++;
+        else if (c != ' ' && c != '\t' && c != '\r')
+            break;
+    }
+}
+
+static int syntax(const struct stream *p, const char *what)
+{
+    return colo_error_set(p->err, COLO_EPARSE, p->path, p->line, NULL, "JSON error: %s", what);
+}
+
+/* The JSON value at p->i, by Jansson (flags: its decoding flags); p->i and p->line move past. */
+static int value(struct stream *p, size_t flags, json_t **out)
+{
+    size_t start = p->i, end = start;
+    json_error_t je;
+    unsigned long failed_before = colo_alloc_failures();
+    if (start >= p->len) return syntax(p, "unexpected end of file");
+    char c = p->s[start];
+    if (c == '{' || c == '[') {
+        *out = json_loadb(p->s + start, p->len - start, flags | JSON_DISABLE_EOF_CHECK, &je);
+        if (*out) end = start + (size_t)je.position;
+    } else { /* a scalar: its extent, then Jansson on exactly that */
+        if (c == '"') {
+            for (end = start + 1; end < p->len && p->s[end] != '"'; end++)
+                if (p->s[end] == '\\') end++;
+            end = end < p->len ? end + 1 : p->len;
+        } else {
+            while (end < p->len && p->s[end] && strchr("+-.0123456789eEtruefalsn", p->s[end]))
+                end++;
+        }
+        *out = end > start ? json_loadb(p->s + start, end - start, flags | JSON_DECODE_ANY, &je)
+                           : NULL;
+        if (end == start) snprintf(je.text, sizeof je.text, "'%c' is not a JSON value", c);
+    }
+    if (!*out) {
+        bool jansson = c == '{' || c == '[' || end > start; /* je is Jansson's */
+        if ((jansson && json_error_code(&je) == json_error_out_of_memory) ||
+            colo_alloc_failures() != failed_before)
+            return colo_error_set(p->err, COLO_ENOMEM, p->path, 0, NULL, "out of memory");
+        return colo_error_set(p->err, COLO_EPARSE, p->path,
+                              p->line + (jansson && je.line > 1 ? je.line - 1 : 0), NULL,
+                              "JSON error: %s", je.text);
+    }
+    for (size_t k = start; k < end; k++)
+        p->line += p->s[k] == '\n';
+    p->i = end;
+    return 0;
+}
+
+/* "ops": [ ... ] from its '[': each op parsed, converted into t, freed. */
+static int read_ops(struct stream *p, struct reader *r, colo_trace_t *t)
+{
+    p->i++; /* [ */
+    ws(p);
+    if (p->i < p->len && p->s[p->i] == ']') {
+        p->i++;
+        return 0;
+    }
+    for (size_t i = 0;; i++) {
+        ws(p);
+        if (i == t->cap_ops &&
+            (colo_grow((void **)&t->ops, &t->cap_ops, i + 1, sizeof *t->ops) ||
+             colo_grow((void **)&r->lines, &r->n_lines, i + 1, sizeof *r->lines)))
+            return COLO_ENOMEM;
+        r->lines[i] = p->line;
+        memset(&t->ops[i], 0, sizeof t->ops[i]);
         t->n_ops = i + 1; /* so a partly read op is freed */
-        t->ops[i].line = (r->lines && i < r->n_lines) ? r->lines[i] : 0;
-        if (type && strcmp(type, "kernel") == 0)
+        t->ops[i].line = p->line;
+        json_t *o;
+        int rc = value(p, JSON_REJECT_DUPLICATES, &o);
+        if (rc) return rc;
+        const char *type = json_string_value(json_object_get(o, "type"));
+        if (!json_is_object(o))
+            rc = op_error(r, i, NULL, COLO_EINVAL, "must be an object");
+        else if (type && strcmp(type, "kernel") == 0)
             rc = read_kernel(r, i, o, &t->ops[i]);
         else if (type && strcmp(type, "copy") == 0)
             rc = read_copy(r, i, o, &t->ops[i]);
         else
             rc = op_error(r, i, "type", COLO_EINVAL, "must be \"kernel\" or \"copy\"");
+        json_decref(o);
         if (rc) return rc;
+        ws(p);
+        if (p->i < p->len && p->s[p->i] == ',') {
+            p->i++;
+            continue;
+        }
+        if (p->i < p->len && p->s[p->i] == ']') {
+            p->i++;
+            return 0;
+        }
+        return syntax(p, "',' or ']' expected after an op");
     }
-    colo_trace_summarise(t);
-    if (t->n_kernels == 0) return top_error(r, "ops", "has no kernels");
-    return 0;
+}
+
+static int read_document(const char *text, size_t len, struct reader *r, colo_trace_t *t)
+{
+    struct stream p = {text, len, 0, 1, r->path, r->err};
+    json_t *root = json_object();
+    if (!root) return COLO_ENOMEM;
+    bool have_ops = false;
+    int rc = 0;
+    ws(&p);
+    if (p.i >= len || text[p.i] != '{') { /* what Jansson says of it, if it is not JSON */
+        json_decref(root);
+        json_t *v = NULL;
+        rc = value(&p, 0, &v);
+        json_decref(v);
+        return rc ? rc : top_error(r, NULL, "a trace must be a JSON object");
+    }
+    p.i++;
+    ws(&p);
+    if (p.i < len && text[p.i] == '}') p.i++;
+    else
+        for (;;) {
+            ws(&p);
+            json_t *k = NULL;
+            if (p.i >= len || text[p.i] != '"') {
+                rc = syntax(&p, "a key (a string) expected");
+                break;
+            }
+            if ((rc = value(&p, 0, &k))) break;
+            const char *name = json_string_value(k);
+            ws(&p);
+            if (p.i >= len || text[p.i] != ':') {
+                json_decref(k);
+                rc = syntax(&p, "':' expected");
+                break;
+            }
+            p.i++;
+            ws(&p);
+            if (json_object_get(root, name) || (have_ops && strcmp(name, "ops") == 0)) {
+                rc = colo_error_set(r->err, COLO_EPARSE, r->path, p.line, NULL,
+                                    "JSON error: duplicate object key '%s'", name);
+                json_decref(k);
+                break;
+            }
+            if (strcmp(name, "ops") == 0 && p.i < len && text[p.i] == '[') {
+                have_ops = true;
+                rc = read_ops(&p, r, t);
+            } else {
+                json_t *v = NULL;
+                rc = value(&p, JSON_REJECT_DUPLICATES, &v);
+                if (!rc && strcmp(name, "ops") != 0 && json_object_set_new(root, name, v))
+                    rc = COLO_ENOMEM;
+                else if (!rc && strcmp(name, "ops") == 0)
+                    json_decref(v); /* not a list: "missing or empty" below */
+            }
+            json_decref(k);
+            if (rc) break;
+            ws(&p);
+            if (p.i < len && text[p.i] == ',') {
+                p.i++;
+                continue;
+            }
+            if (p.i < len && text[p.i] == '}') {
+                p.i++;
+                break;
+            }
+            rc = syntax(&p, "',' or '}' expected");
+            break;
+        }
+    if (!rc) {
+        ws(&p);
+        if (p.i < len) rc = syntax(&p, "end of file expected");
+    }
+    if (!rc) rc = read_header(r, root, have_ops, t);
+    json_decref(root);
+    return rc;
 }
 
 int colo_trace_load(const char *path, colo_trace_t **out, colo_error_t *err)
@@ -312,25 +481,15 @@ int colo_trace_load(const char *path, colo_trace_t **out, colo_error_t *err)
     *out = NULL;
     char *buf = NULL;
     size_t len = 0;
-    json_t *root;
-    int rc = colo_json_read_file(path, &root, &buf, &len, err);
+    int rc = colo_read_file(path, &buf, &len, err);
     if (rc) return rc;
-    int *lines = NULL;
-    size_t n_lines = 0;
-    rc = colo_json_element_lines(buf, len, "ops", &lines, &n_lines);
-    if (rc == COLO_ENOMEM) {
-        colo_free(buf);
-        json_decref(root);
-        return colo_error_set(err, rc, path, 0, NULL, "out of memory");
-    }
-    struct reader r = {path, err, lines, n_lines, buf, len};
+    struct reader r = {path, err, NULL, 0, buf, len};
     colo_trace_t *t = colo_calloc(1, sizeof *t);
-    rc = t ? read_trace(&r, root, t) : COLO_ENOMEM;
+    rc = t ? read_document(buf, len, &r, t) : COLO_ENOMEM;
     if (rc == 0 && !(t->path = colo_strdup(path))) rc = COLO_ENOMEM;
     if (rc == COLO_ENOMEM) colo_error_set(err, rc, path, 0, NULL, "out of memory");
-    colo_free(lines);
+    colo_free(r.lines);
     colo_free(buf);
-    json_decref(root);
     if (rc) {
         colo_trace_free(t);
         return rc;
