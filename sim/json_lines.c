@@ -107,7 +107,11 @@ int colo_read_file(const char *path, char **buf, size_t *len, colo_error_t *err)
 {
     int rc = colo_check_input_file(path, err);
     if (rc) return rc;
-    FILE *f = fopen(path, "rb");
+    if (colo_stop_requested()) /* a signal that ended an earlier wait: nothing more is read */
+        return colo_error_set(err, COLO_EINTR, path, 0, NULL, "interrupted");
+    FILE *f = fopen(path, "rb"); /* a FIFO waits here for its writer: a signal ends the wait */
+    if (!f && errno == EINTR && colo_stop_requested())
+        return colo_error_set(err, COLO_EINTR, path, 0, NULL, "interrupted while opening");
     if (!f) return colo_error_set(err, COLO_EIO, path, 0, NULL, "cannot open: %s", strerror(errno));
     /* A regular file is read into one buffer of its size (+1, so that the read that meets the
      * end needs no more room); a pipe or a file that grows meanwhile is read 64 KiB at a time.

@@ -85,3 +85,31 @@ done
 "$colosim" sweep "$src/tests/fixtures/study_stop.cfg" -o "$out/stopped" -j 2 -q
 cmp "$out/ref/sweep.json" "$out/stopped/sweep.json" || fail "resumed sweep differs"
 echo "stopped after $n of 16 points; resumed to the same sweep.json"
+
+# 4. Issue 22: a scenario that is a FIFO with no writer, and a replayed log that never ends
+#    (/dev/zero: refused at its first NUL byte; a FIFO fed forever: stopped by the signal).
+abs_src=$(cd "$src" && pwd)
+mkfifo "$out/scenario.fifo"
+"$colosim" run "$out/scenario.fifo" -q 2> "$out/fifo.err" &
+pid=$!
+sleep 1
+kill -INT $pid 2>/dev/null || true
+status=0; wait $pid || status=$?
+[ $status -eq 130 ] || fail "FIFO scenario: exit status $status, not 130: $(cat "$out/fifo.err")"
+sed "s#file = \"[^\"]*\"#file = \"$out/log.fifo\"#" "$src/scenarios/azure_replay_two_tenants_h100.cfg" |
+    sed "s#\"\.\./traces#\"$abs_src/traces#g" > "$out/replay.cfg"
+mkfifo "$out/log.fifo"
+yes '' > "$out/log.fifo" 2> /dev/null & # empty lines, forever: skipped, and never an arrival
+feeder=$!
+"$colosim" run "$out/replay.cfg" -q 2> "$out/replay.err" &
+pid=$!
+sleep 1
+kill -TERM $pid 2>/dev/null || true
+status=0; wait $pid || status=$?
+kill $feeder 2> /dev/null || true
+[ $status -eq 143 ] || fail "endless log: exit status $status: $(cat "$out/replay.err")"
+sed "s#file = \"[^\"]*\"#file = \"/dev/zero\"#" "$out/replay.cfg" > "$out/zero.cfg"
+status=0; timeout 20 "$colosim" run "$out/zero.cfg" -q 2> "$out/zero.err" || status=$?
+[ $status -eq 2 ] && grep -q "/dev/zero:1: a NUL byte: not a text file" "$out/zero.err" ||
+    fail "/dev/zero log: exit status $status: $(cat "$out/zero.err")"
+echo "a FIFO scenario and endless logs stop"
