@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define REQ COLO_CFG_REQUIRED
 #define POS (COLO_CFG_REQUIRED | COLO_CFG_POSITIVE)
@@ -313,6 +314,9 @@ static int parse_replay(colo_arrival_cfg_t *c, const colo_cfg_reader_t *r,
     if (S_ISDIR(st.st_mode))
         return colo_cfg_error(r, member(g, "file"), COLO_EINVAL, "'%s' is a folder, not a log",
                               c->path);
+    if (access(c->path, R_OK) != 0) /* opened only when the run starts: a FIFO would wait here */
+        return colo_cfg_error(r, member(g, "file"), COLO_ENOENT, "cannot open log '%s': %s",
+                              c->path, strerror(errno));
     if ((rc = colo_cfg_string(r, g, "format", 0, &fmt)) < 0) return rc;
     size_t len = strlen(file);
     if (!fmt) fmt = (len > 6 && strcmp(file + len - 6, ".jsonl") == 0) ? "mooncake" : "azure";
@@ -359,13 +363,13 @@ static int read_line(const colo_arrival_cfg_t *c, colo_arrival_state_t *st, cons
             if (memchr(*line, '\0', *n))
                 return colo_error_set(err, COLO_EPARSE, c->path, (int)st->line, NULL,
                                       "a NUL byte: not a text file");
-            if (*n > LOG_LINE_MAX)
+            if (*n > LOG_LINE_MAX + ((*line)[*n - 1] == '\r')) /* a CRLF line may be one more */
                 return colo_error_set(err, COLO_EPARSE, c->path, (int)st->line, NULL,
                                       "line longer than 64 KiB");
             return 0;
         }
         if (st->eof) return 1;
-        if (avail > LOG_LINE_MAX) /* no newline in more than a line's room */
+        if (avail > LOG_LINE_MAX + 1) /* no newline in more than a line's room (and its \r) */
             return colo_error_set(err, COLO_EPARSE, c->path, (int)st->line + 1, NULL,
                                   memchr(st->buf + st->pos, '\0', avail)
                                       ? "a NUL byte: not a text file"
@@ -375,17 +379,20 @@ static int read_line(const colo_arrival_cfg_t *c, colo_arrival_state_t *st, cons
         memmove(st->buf, st->buf + st->pos, avail);
         st->pos = 0;
         st->len = avail;
-        size_t got = fread(st->buf + st->len, 1, LOG_BLOCK - st->len, st->f);
-        st->len += got;
+        /* one read(2), not fread: a pipe whose writer pauses gives what it has (fread would
+         * wait for a whole block) */
+        ssize_t got;
+        do
+            got = read(fileno(st->f), st->buf + st->len, LOG_BLOCK - st->len);
+        while (got < 0 && errno == EINTR && !colo_stop_requested());
         if (colo_stop_requested())
             return colo_error_set(err, COLO_EINTR, c->path, (int)st->line, NULL,
                                   "interrupted while reading");
-        if (got == 0) {
-            if (ferror(st->f))
-                return colo_error_set(err, COLO_EIO, c->path, (int)st->line + 1, NULL,
-                                      "read error: %s", strerror(errno));
-            st->eof = true;
-        }
+        if (got < 0)
+            return colo_error_set(err, COLO_EIO, c->path, (int)st->line + 1, NULL,
+                                  "read error: %s", strerror(errno));
+        if (got == 0) st->eof = true;
+        st->len += (size_t)got;
     }
 }
 

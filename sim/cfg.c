@@ -2,6 +2,7 @@
 #define _XOPEN_SOURCE 700 /* realpath */
 #include "cfg.h"
 #include "alloc.h"
+#include "invariant.h"
 #include "json_lines.h"
 
 #include <errno.h>
@@ -92,6 +93,7 @@ static int check_text(const char *path, const char *dir, int depth, colo_error_t
     int rc = colo_read_file(path, &buf, &len, err);
     if (rc) return rc;
     rc = check_buffer(path, buf, len, dir, depth, err);
+    if (!rc) rc = colo_text_utf8_error(path, buf, len, err); /* an included file's text too */
     colo_free(buf);
     return rc;
 }
@@ -149,6 +151,20 @@ static int read_text(const char *path, char **text, size_t *len, colo_error_t *e
     return rc;
 }
 
+/* Where the quote of an @include of an absolute path opens on the line l of len bytes (its
+ * newline not counted), or NULL: one test for counting such lines and for rewriting them. */
+static const char *absolute_include(const char *l, size_t len)
+{
+    const char *end = l + len, *p = l;
+    while (p < end && (*p == ' ' || *p == '\t'))
+        p++;
+    if ((size_t)(end - p) < 8 || memcmp(p, "@include", 8) != 0) return NULL;
+    const char *q = p + 8;
+    while (q < end && (*q == ' ' || *q == '\t'))
+        q++;
+    return q + 1 < end && q[0] == '"' && q[1] == '/' ? q : NULL;
+}
+
 /* libconfig 1.5 joins every @include to the include folder, an absolute path too ("dir//abs").
  * The scenario's own absolute includes are rewritten to climb from that folder to the root
  * first: dir/../../abs (as many ".." as the folder's real path is deep; ".." is physical, as the
@@ -158,63 +174,45 @@ static int absolute_includes(const char *path, const char *text, const char *dir
 {
     *out = (char *)text;
     if (!strstr(text, "@include")) return 0;
-    char real[PATH_MAX];
-    int depth = -1;
-    size_t extra = 0, n_abs = 0;
+    size_t n_abs = 0, total = strlen(text);
     for (const char *l = text; *l;) {
         const char *eol = strchr(l, '\n');
         size_t len = eol ? (size_t)(eol - l) : strlen(l);
-        const char *p = l;
-        while (p < l + len && (*p == ' ' || *p == '\t'))
-            p++;
-        if ((size_t)(l + len - p) > 10 && memcmp(p, "@include", 8) == 0) {
-            const char *q = p + 8;
-            while (q < l + len && (*q == ' ' || *q == '\t'))
-                q++;
-            if (q + 1 < l + len && q[0] == '"' && q[1] == '/') n_abs++;
-        }
+        n_abs += absolute_include(l, len) != NULL;
         l += len + (eol ? 1 : 0);
     }
     if (!n_abs) return 0;
+    char real[PATH_MAX];
     if (!realpath(dir, real))
         return colo_error_set(err, COLO_EIO, path, 0, NULL, "cannot resolve its folder: %s",
                               strerror(errno));
-    depth = 0;
+    size_t depth = 0;
     for (const char *c = real; *c; c++)
         depth += *c == '/' && c[1];
-    extra = n_abs * (size_t)depth * 3 + 1;
-    char *o = colo_malloc(strlen(text) + extra);
+    size_t size = total + n_abs * depth * 3 + 1;
+    char *o = colo_malloc(size);
     if (!o) return colo_error_set(err, COLO_ENOMEM, path, 0, NULL, "out of memory");
     char *w = o;
     for (const char *l = text; *l;) {
         const char *eol = strchr(l, '\n');
-        size_t len = eol ? (size_t)(eol - l) + 1 : strlen(l);
-        const char *p = l;
-        while (p < l + len && (*p == ' ' || *p == '\t'))
-            p++;
-        const char *q = p + 8;
-        if ((size_t)(l + len - p) > 10 && memcmp(p, "@include", 8) == 0) {
-            while (q < l + len && (*q == ' ' || *q == '\t'))
-                q++;
-        }
-        if ((size_t)(l + len - p) > 10 && memcmp(p, "@include", 8) == 0 && q + 1 < l + len &&
-            q[0] == '"' && q[1] == '/') {
+        size_t len = eol ? (size_t)(eol - l) : strlen(l), with_nl = len + (eol ? 1 : 0);
+        const char *q = absolute_include(l, len);
+        if (q) {
             size_t head = (size_t)(q + 1 - l); /* up to and with the opening quote */
             memcpy(w, l, head);
             w += head;
-            for (int i = 0; i < depth; i++) {
+            for (size_t i = 0; i < depth; i++, w += 3)
                 memcpy(w, "../", 3);
-                w += 3;
-            }
-            memcpy(w, q + 2, len - head - 1); /* the path without its leading '/' */
-            w += len - head - 1;
+            memcpy(w, q + 2, with_nl - head - 1); /* the rest, without the path's leading '/' */
+            w += with_nl - head - 1;
         } else {
-            memcpy(w, l, len);
-            w += len;
+            memcpy(w, l, with_nl);
+            w += with_nl;
         }
-        l += len;
+        l += with_nl;
     }
     *w = '\0';
+    COLO_CHECK((size_t)(w - o) < size, "rewritten includes overran their buffer");
     *out = o;
     return 0;
 }

@@ -5,6 +5,7 @@
 #include "stop.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -103,14 +104,14 @@ int colo_text_open(const char *path, FILE **f, char **mem, colo_error_t *err)
     return rc;
 }
 
-int colo_read_file(const char *path, char **buf, size_t *len, colo_error_t *err)
+static int read_file(const char *path, char **buf, size_t *len, bool stoppable, colo_error_t *err)
 {
     int rc = colo_check_input_file(path, err);
     if (rc) return rc;
-    if (colo_stop_requested()) /* a signal that ended an earlier wait: nothing more is read */
+    if (stoppable && colo_stop_requested()) /* a signal ended an earlier wait: no more reads */
         return colo_error_set(err, COLO_EINTR, path, 0, NULL, "interrupted");
     FILE *f = fopen(path, "rb"); /* a FIFO waits here for its writer: a signal ends the wait */
-    if (!f && errno == EINTR && colo_stop_requested())
+    if (!f && errno == EINTR && stoppable && colo_stop_requested())
         return colo_error_set(err, COLO_EINTR, path, 0, NULL, "interrupted while opening");
     if (!f) return colo_error_set(err, COLO_EIO, path, 0, NULL, "cannot open: %s", strerror(errno));
     /* A regular file is read into one buffer of its size (+1, so that the read that meets the
@@ -135,7 +136,7 @@ int colo_read_file(const char *path, char **buf, size_t *len, colo_error_t *err)
             break;
         }
         n += got;
-        if (colo_stop_requested()) {
+        if (stoppable && colo_stop_requested()) {
             rc = colo_error_set(err, COLO_EINTR, path, 0, NULL, "interrupted while reading");
             break;
         }
@@ -154,6 +155,16 @@ int colo_read_file(const char *path, char **buf, size_t *len, colo_error_t *err)
     *buf = b;
     *len = n;
     return 0;
+}
+
+int colo_read_file(const char *path, char **buf, size_t *len, colo_error_t *err)
+{
+    return read_file(path, buf, len, true, err);
+}
+
+int colo_read_own_file(const char *path, char **buf, size_t *len, colo_error_t *err)
+{
+    return read_file(path, buf, len, false, err);
 }
 
 int colo_json_parse(const char *buf, size_t len, size_t flags, const char *path, json_t **root,

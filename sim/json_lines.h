@@ -17,6 +17,10 @@
  * COLO_ENOMEM. */
 int colo_read_file(const char *path, char **buf, size_t *len, colo_error_t *err);
 
+/* colo_read_file for a file colosim wrote itself (a finished study point): read whole even
+ * after a stop request, so that finished work is kept. */
+int colo_read_own_file(const char *path, char **buf, size_t *len, colo_error_t *err);
+
 /* 0 when path names something that can be read as a file; else COLO_EIO (it does not exist or
  * cannot be seen) or COLO_EINVAL ("a folder, not a file"), naming path. */
 int colo_check_input_file(const char *path, colo_error_t *err);

@@ -178,7 +178,7 @@ static void send_result(size_t i, const char *file, bool ok)
     char *body = NULL;
     colo_error_t e;
     colo_error_clear(&e);
-    if (ok && colo_read_file(file, &body, &n, &e)) n = 0; /* unreadable: the point failed */
+    if (ok && colo_read_own_file(file, &body, &n, &e)) n = 0; /* unreadable: the point failed */
     char *msg = colo_malloc((size_t)hl + n);
     if (!msg) MPI_Abort(MPI_COMM_WORLD, 1);
     memcpy(msg, head, (size_t)hl);

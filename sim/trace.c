@@ -86,7 +86,9 @@ void colo_trace_free(colo_trace_t *t)
 
 struct reader {
     const char *path;
-    colo_error_t *err;
+    colo_error_t *err; /* where errors go: while ops are read, the first op's error waits in */
+    colo_error_t *deferred; /* ... this one, until the header says the file is a trace */
+    int deferred_rc;
     int *lines; /* line of each op read so far */
     size_t n_lines;
     const char *text; /* the file, for the lines of top-level keys */
@@ -325,6 +327,12 @@ static int value(struct stream *p, size_t flags, json_t **out)
     char c = p->s[start];
     if (c == '{' || c == '[') {
         *out = json_loadb(p->s + start, p->len - start, flags | JSON_DISABLE_EOF_CHECK, &je);
+        if (*out && (je.position <= 0 || (size_t)je.position > p->len - start)) {
+            json_decref(*out); /* Jansson counts in an int: a value of 2 GiB or more */
+            *out = NULL;
+            return colo_error_set(p->err, COLO_EPARSE, p->path, p->line, NULL,
+                                  "JSON error: a value of 2 GiB or more");
+        }
         if (*out) end = start + (size_t)je.position;
     } else { /* a scalar: its extent, then Jansson on exactly that */
         if (c == '"') {
@@ -376,6 +384,11 @@ static int read_ops(struct stream *p, struct reader *r, colo_trace_t *t)
         json_t *o;
         int rc = value(p, JSON_REJECT_DUPLICATES, &o);
         if (rc) return rc;
+        if (r->deferred_rc) { /* an earlier op was wrong: the rest is only checked as JSON */
+            json_decref(o);
+            t->n_ops = i; /* nothing of this one was read */
+            goto next;
+        }
         const char *type = json_string_value(json_object_get(o, "type"));
         if (!json_is_object(o))
             rc = op_error(r, i, NULL, COLO_EINVAL, "must be an object");
@@ -386,7 +399,13 @@ static int read_ops(struct stream *p, struct reader *r, colo_trace_t *t)
         else
             rc = op_error(r, i, "type", COLO_EINVAL, "must be \"kernel\" or \"copy\"");
         json_decref(o);
-        if (rc) return rc;
+        if (rc == COLO_ENOMEM) return rc;
+        if (rc) { /* said once the header is known to be a trace's (read_document) */
+            r->deferred_rc = rc;
+            *r->deferred = *r->err;
+            colo_error_clear(r->err);
+        }
+    next:
         ws(p);
         if (p->i < p->len && p->s[p->i] == ',') {
             p->i++;
@@ -405,7 +424,7 @@ static int read_document(const char *text, size_t len, struct reader *r, colo_tr
     struct stream p = {text, len, 0, 1, r->path, r->err};
     json_t *root = json_object();
     if (!root) return COLO_ENOMEM;
-    bool have_ops = false;
+    bool have_ops = false, seen_ops = false;
     int rc = 0;
     ws(&p);
     if (p.i >= len || text[p.i] != '{') { /* what Jansson says of it, if it is not JSON */
@@ -436,12 +455,13 @@ static int read_document(const char *text, size_t len, struct reader *r, colo_tr
             }
             p.i++;
             ws(&p);
-            if (json_object_get(root, name) || (have_ops && strcmp(name, "ops") == 0)) {
+            if (json_object_get(root, name) || (seen_ops && strcmp(name, "ops") == 0)) {
                 rc = colo_error_set(r->err, COLO_EPARSE, r->path, p.line, NULL,
                                     "JSON error: duplicate object key '%s'", name);
                 json_decref(k);
                 break;
             }
+            if (strcmp(name, "ops") == 0) seen_ops = true;
             if (strcmp(name, "ops") == 0 && p.i < len && text[p.i] == '[') {
                 have_ops = true;
                 rc = read_ops(&p, r, t);
@@ -471,7 +491,23 @@ static int read_document(const char *text, size_t len, struct reader *r, colo_tr
         ws(&p);
         if (p.i < len) rc = syntax(&p, "end of file expected");
     }
-    if (!rc) rc = read_header(r, root, have_ops, t);
+    if (!rc) {
+        /* the header first: an op error in a file that is not a trace (no colosim_trace), or
+         * one of a later format, would not be the point */
+        json_t *ver = json_object_get(root, "colosim_trace");
+        bool trace_of_ours =
+            json_is_integer(ver) && json_integer_value(ver) == COLO_TRACE_FORMAT_VERSION;
+        if (r->deferred_rc && trace_of_ours) {
+            *r->err = *r->deferred;
+            rc = r->deferred_rc;
+        } else {
+            rc = read_header(r, root, have_ops && !r->deferred_rc, t);
+            if (!rc && r->deferred_rc) { /* cannot be: read_header refused it */
+                *r->err = *r->deferred;
+                rc = r->deferred_rc;
+            }
+        }
+    }
     json_decref(root);
     return rc;
 }
@@ -483,7 +519,9 @@ int colo_trace_load(const char *path, colo_trace_t **out, colo_error_t *err)
     size_t len = 0;
     int rc = colo_read_file(path, &buf, &len, err);
     if (rc) return rc;
-    struct reader r = {path, err, NULL, 0, buf, len};
+    colo_error_t deferred;
+    colo_error_clear(&deferred);
+    struct reader r = {path, err, &deferred, 0, NULL, 0, buf, len};
     colo_trace_t *t = colo_calloc(1, sizeof *t);
     rc = t ? read_document(buf, len, &r, t) : COLO_ENOMEM;
     if (rc == 0 && !(t->path = colo_strdup(path))) rc = COLO_ENOMEM;

@@ -112,4 +112,17 @@ sed "s#file = \"[^\"]*\"#file = \"/dev/zero\"#" "$out/replay.cfg" > "$out/zero.c
 status=0; timeout 20 "$colosim" run "$out/zero.cfg" -q 2> "$out/zero.err" || status=$?
 [ $status -eq 2 ] && grep -q "/dev/zero:1: a NUL byte: not a text file" "$out/zero.err" ||
     fail "/dev/zero log: exit status $status: $(cat "$out/zero.err")"
-echo "a FIFO scenario and endless logs stop"
+# a log on a FIFO whose writer pauses: what it has is read (fread waited for a whole block)
+rm -f "$out/log.fifo"; mkfifo "$out/log.fifo"
+cat > "$out/pause.cfg" <<EOF2
+gpu = "h100-sxm"; duration_s = 2.0; warmup_s = 0.0; sharing = { mode = "mps"; };
+tenants = ( { name = "a"; trace = "$abs_src/traces/resnet50_b4_v100.json";
+  arrival = { process = "replay"; file = "$out/log.fifo"; format = "azure"; }; } );
+EOF2
+(head -300 "$abs_src/traces/arrivals/azure_llm_2023_conv_first20min.csv"; sleep 20) \
+    > "$out/log.fifo" 2> /dev/null &
+feeder=$!
+status=0; timeout 10 "$colosim" run "$out/pause.cfg" -q 2> "$out/pause.err" || status=$?
+kill $feeder 2> /dev/null || true
+[ $status -eq 0 ] || fail "paused FIFO log: exit status $status: $(cat "$out/pause.err")"
+echo "a FIFO scenario and endless logs stop; a paused FIFO log is read"
