@@ -363,7 +363,8 @@ static int read_line(const colo_arrival_cfg_t *c, colo_arrival_state_t *st, cons
             if (memchr(*line, '\0', *n))
                 return colo_error_set(err, COLO_EPARSE, c->path, (int)st->line, NULL,
                                       "a NUL byte: not a text file");
-            if (*n > LOG_LINE_MAX + ((*line)[*n - 1] == '\r')) /* a CRLF line may be one more */
+            if (*n > LOG_LINE_MAX && /* a CRLF line may be one more */
+                !(*n == LOG_LINE_MAX + 1 && (*line)[*n - 1] == '\r'))
                 return colo_error_set(err, COLO_EPARSE, c->path, (int)st->line, NULL,
                                       "line longer than 64 KiB");
             return 0;

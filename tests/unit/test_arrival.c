@@ -273,6 +273,27 @@ Test(arrival, a_replay_reads_lines_across_blocks_crlf_and_a_last_line_without_ne
     unlink(path);
 }
 
+/* Review of issue 22: empty lines (read before the CRLF test: an empty line has no last
+ * byte), and a CRLF line of exactly 64 KiB before its \r. */
+Test(arrival, empty_lines_and_a_full_length_crlf_line_are_read)
+{
+    char path[] = "/tmp/colosim-log-XXXXXX";
+    FILE *f = fdopen(mkstemp(path), "w");
+    fputs("\n\n{\"timestamp\": 1}\n\r\n", f);
+    const char *head = "{\"timestamp\": 2, \"pad\": \"";
+    fputs(head, f);
+    for (size_t k = strlen(head); k < 65536 - 2; k++)
+        fputc('x', f);
+    fputs("\"}\r\n\n", f);
+    fclose(f);
+    colo_arrival_cfg_t c = replay_cfg(path, COLO_LOG_MOONCAKE);
+    colo_time_t last;
+    cr_assert_eq(count_replay(&c, &last), 2);
+    cr_assert_eq(last, COLO_MS(2));
+    free(c.path);
+    unlink(path);
+}
+
 Test(arrival, a_stop_request_ends_a_replay)
 {
     colo_stop_install();
