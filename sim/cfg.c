@@ -26,10 +26,24 @@ static void free_hook(void *p)
     colo_free(p);
 }
 
-/* What libconfig 1.5 cannot be trusted with, checked first: a NUL byte (its scanner stops
- * there), and an @include of something that is not a regular file (reading a folder makes its
- * scanner call exit()). Follows the includes as libconfig does, every name relative to dir,
- * down to its own limit of 10 levels. */
+/* Where the quote opens on the line l of len bytes (its newline not counted) when the line is
+ * an @include, or NULL: one reading of the line for checking includes and rewriting them. */
+static const char *include_quote(const char *l, size_t len)
+{
+    const char *end = l + len, *p = l;
+    while (p < end && (*p == ' ' || *p == '\t'))
+        p++;
+    if ((size_t)(end - p) < 8 || memcmp(p, "@include", 8) != 0) return NULL;
+    const char *q = p + 8;
+    while (q < end && (*q == ' ' || *q == '\t'))
+        q++;
+    return q < end && *q == '"' ? q : NULL;
+}
+
+/* What libconfig 1.5 cannot be trusted with, checked first: an @include of something that is not
+ * a regular file (reading a folder makes its scanner call exit()), and text that is not UTF-8
+ * (the results are JSON; a NUL byte colo_read_file has refused already). Follows the includes as
+ * libconfig does, every name relative to dir, down to its own limit of 10 levels. */
 static int check_text(const char *path, const char *dir, int depth, colo_error_t *err);
 
 static int check_buffer(const char *path, const char *buf, size_t len, const char *dir, int depth,
@@ -41,49 +55,35 @@ static int check_buffer(const char *path, const char *buf, size_t len, const cha
         size_t eol = i;
         while (eol < len && buf[eol] != '\n')
             eol++;
-        const char *nul = memchr(buf + i, '\0', eol - i);
-        if (nul) {
-            rc = colo_error_set(err, COLO_EPARSE, path, line, NULL,
-                                "a NUL byte: not a text file");
-            break;
-        }
-        size_t p = i;
-        while (p < eol && (buf[p] == ' ' || buf[p] == '\t'))
-            p++;
-        if (eol - p > 8 && memcmp(buf + p, "@include", 8) == 0) {
-            p += 8;
-            while (p < eol && (buf[p] == ' ' || buf[p] == '\t'))
-                p++;
-            size_t q = p < eol && buf[p] == '"' ? p + 1 : eol;
-            while (q < eol && buf[q] != '"')
-                q++;
-            if (p < eol && q < eol && depth < 10) {
-                char full[8192];
-                struct stat st;
-                bool absolute = buf[p + 1] == '/';
-                if (absolute)
-                    snprintf(full, sizeof full, "%.*s", (int)(q - p - 1), buf + p + 1);
-                else
-                    snprintf(full, sizeof full, "%s/%.*s", dir, (int)(q - p - 1), buf + p + 1);
-                if (absolute && depth > 0) /* libconfig would join it to the scenario's folder */
-                    rc = colo_error_set(err, COLO_EINVAL, path, line, "@include",
-                                        "'%.*s': an included file's @include is relative to the "
-                                        "scenario's folder, not an absolute path",
-                                        (int)(q - p - 1), buf + p + 1);
-                else if (stat(full, &st) != 0)
-                    rc = colo_error_set(err, COLO_ENOENT, path, line, "@include",
-                                        "cannot open '%.*s': %s", (int)(q - p - 1), buf + p + 1,
-                                        strerror(errno));
-                else if (!S_ISREG(st.st_mode))
-                    rc = colo_error_set(err, COLO_EINVAL, path, line, "@include",
-                                        "'%.*s' is not a file", (int)(q - p - 1), buf + p + 1);
-                else
-                    rc = check_text(full, dir, depth + 1, err);
-            }
+        const char *open = include_quote(buf + i, eol - i);
+        const char *close = open ? memchr(open + 1, '"', (size_t)(buf + eol - open - 1)) : NULL;
+        if (close && depth < 10) {
+            const char *name = open + 1;
+            int n = (int)(close - name);
+            char full[8192];
+            struct stat st;
+            bool absolute = *name == '/';
+            if (absolute)
+                snprintf(full, sizeof full, "%.*s", n, name);
+            else
+                snprintf(full, sizeof full, "%s/%.*s", dir, n, name);
+            if (absolute && depth > 0) /* libconfig would join it to the scenario's folder */
+                rc = colo_error_set(err, COLO_EINVAL, path, line, "@include",
+                                    "'%.*s': an included file's @include is relative to the "
+                                    "scenario's folder, not an absolute path",
+                                    n, name);
+            else if (stat(full, &st) != 0)
+                rc = colo_error_set(err, COLO_ENOENT, path, line, "@include",
+                                    "cannot open '%.*s': %s", n, name, strerror(errno));
+            else if (!S_ISREG(st.st_mode))
+                rc = colo_error_set(err, COLO_EINVAL, path, line, "@include",
+                                    "'%.*s' is not a file", n, name);
+            else
+                rc = check_text(full, dir, depth + 1, err);
         }
         i = eol + 1;
     }
-    return rc;
+    return rc ? rc : colo_text_utf8_error(path, buf, len, err);
 }
 
 static int check_text(const char *path, const char *dir, int depth, colo_error_t *err)
@@ -93,7 +93,6 @@ static int check_text(const char *path, const char *dir, int depth, colo_error_t
     int rc = colo_read_file(path, &buf, &len, err);
     if (rc) return rc;
     rc = check_buffer(path, buf, len, dir, depth, err);
-    if (!rc) rc = colo_text_utf8_error(path, buf, len, err); /* an included file's text too */
     colo_free(buf);
     return rc;
 }
@@ -151,18 +150,11 @@ static int read_text(const char *path, char **text, size_t *len, colo_error_t *e
     return rc;
 }
 
-/* Where the quote of an @include of an absolute path opens on the line l of len bytes (its
- * newline not counted), or NULL: one test for counting such lines and for rewriting them. */
+/* The opening quote of an @include of an absolute path on the line, or NULL. */
 static const char *absolute_include(const char *l, size_t len)
 {
-    const char *end = l + len, *p = l;
-    while (p < end && (*p == ' ' || *p == '\t'))
-        p++;
-    if ((size_t)(end - p) < 8 || memcmp(p, "@include", 8) != 0) return NULL;
-    const char *q = p + 8;
-    while (q < end && (*q == ' ' || *q == '\t'))
-        q++;
-    return q + 1 < end && q[0] == '"' && q[1] == '/' ? q : NULL;
+    const char *q = include_quote(l, len);
+    return q && q + 1 < l + len && q[1] == '/' ? q : NULL;
 }
 
 /* libconfig 1.5 joins every @include to the include folder, an absolute path too ("dir//abs").
@@ -232,7 +224,6 @@ int colo_cfg_read_file(config_t *cfg, const char *path, colo_error_t *err)
     int rc = read_text(path, &text, &len, err);
     if (rc) return rc;
     rc = check_buffer(path, text, len, dir, 0, err);
-    if (!rc) rc = colo_text_utf8_error(path, text, len, err);
     if (!rc) rc = colo_path_utf8_error(path, err);
     char *parsed = text;
     if (!rc) rc = absolute_includes(path, text, dir, &parsed, err);
