@@ -48,44 +48,44 @@ static size_t utf8_seq(const unsigned char *p, size_t n)
     return k;
 }
 
+/* The offset of the first byte of p[0, n) that does not begin valid UTF-8, or n. */
+static size_t utf8_bad(const unsigned char *p, size_t n)
+{
+    size_t i = 0, k;
+    while (i < n && (k = p[i] < 0x80 ? 1 : utf8_seq(p + i, n - i)))
+        i += k;
+    return i;
+}
+
 int colo_text_utf8_error(const char *path, const char *buf, size_t len, colo_error_t *err)
 {
     const unsigned char *p = (const unsigned char *)buf;
+    size_t bad = utf8_bad(p, len);
+    if (bad == len) return 0;
     int line = 1;
-    size_t col = 1;
-    for (size_t i = 0; i < len;) {
+    size_t col = 1; /* characters: what comes before is valid, one lead byte each */
+    for (size_t i = 0; i < bad; i++) {
         if (p[i] == '\n') {
             line++;
             col = 1;
-            i++;
-            continue;
+        } else if ((p[i] & 0xC0) != 0x80) {
+            col++;
         }
-        size_t k = p[i] < 0x80 ? 1 : utf8_seq(p + i, len - i);
-        if (!k)
-            return colo_error_set(err, COLO_EPARSE, path, line, NULL,
-                                  "not UTF-8: byte 0x%02X in column %zu (colosim reads UTF-8 "
-                                  "text: its results are JSON)",
-                                  p[i], col);
-        i += k;
-        col++;
     }
-    return 0;
+    return colo_error_set(err, COLO_EPARSE, path, line, NULL,
+                          "not UTF-8: byte 0x%02X in column %zu (colosim reads UTF-8 text: its "
+                          "results are JSON)",
+                          p[bad], col);
 }
 
 int colo_path_utf8_error(const char *path, colo_error_t *err)
 {
-    const unsigned char *p = (const unsigned char *)path;
-    size_t n = strlen(path);
-    for (size_t i = 0; i < n;) {
-        size_t k = p[i] < 0x80 ? 1 : utf8_seq(p + i, n - i);
-        if (!k)
-            return colo_error_set(err, COLO_EINVAL, path, 0, NULL,
-                                  "the path is not UTF-8 (byte 0x%02X): results name it in JSON, "
-                                  "which must be; rename the file or folder",
-                                  p[i]);
-        i += k;
-    }
-    return 0;
+    size_t n = strlen(path), bad = utf8_bad((const unsigned char *)path, n);
+    if (bad == n) return 0;
+    return colo_error_set(err, COLO_EINVAL, path, 0, NULL,
+                          "the path is not UTF-8 (byte 0x%02X): results name it in JSON, which "
+                          "must be; rename the file or folder",
+                          (unsigned char)path[bad]);
 }
 
 int colo_text_open(const char *path, FILE **f, char **mem, colo_error_t *err)
