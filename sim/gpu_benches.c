@@ -318,6 +318,19 @@ static int nomem(const struct ctx *c)
     return colo_error_set(c->err, COLO_ENOMEM, c->o->dir, 0, NULL, "out of memory");
 }
 
+/* A derivation's scratch: the rows it selects (n_idx) and the lines it cites (n_lines), both
+ * zeroed; on failure neither (NULL) and the error set. */
+static int scratch(const struct ctx *c, size_t n_idx, size_t n_lines, int **idx, int **lines)
+{
+    *idx = colo_calloc(n_idx, sizeof **idx);
+    *lines = colo_calloc(n_lines, sizeof **lines);
+    if (*idx && *lines) return 0;
+    colo_free(*idx);
+    colo_free(*lines);
+    *idx = *lines = NULL;
+    return nomem(c);
+}
+
 /* A model parameter: value, unit, the datasheet value it replaces, method and source. */
 static int param(struct ctx *c, colo_cal_param_t p, double value, const char *method,
                  const struct table *t, const int *lines, size_t n)
@@ -436,10 +449,11 @@ static int from_stream(struct ctx *c, const struct table *t)
     int rc = param(c, COLO_CAL_DRAM, t->rows[best].v[best_col], method, t, &line, 1);
     /* Per SM: below half the peak DRAM is not the limit and bandwidth grows with the threads in
      * flight; a line through the origin, extended to full occupancy, is what one SM moves. */
-    int *idx = colo_calloc(t->n, sizeof *idx), *lines = colo_calloc(t->n, sizeof *lines);
+    int *idx, *lines;
+    int src = scratch(c, t->n, t->n, &idx, &lines);
     size_t m = 0;
     double sxy = 0, sxx = 0;
-    if (!idx || !lines) rc = rc ? rc : nomem(c);
+    if (!rc) rc = src;
     for (size_t i = 0; !rc && i < t->n; i++)
         if (t->rows[i].v[SCALE] < 0.5 * peak_scale) {
             /* threads resident per SM: two blocks (the %occ column is rounded, 3.125 -> "3") */
@@ -500,12 +514,8 @@ static int from_l2(struct ctx *c, const struct table *t)
                              "footprints must grow from row to row (%.0f kB after %.0f kB)",
                              t->rows[i].v[FOOT_KB], t->rows[i - 1].v[FOOT_KB]);
     }
-    int *idx = colo_calloc(t->n, sizeof *idx), *lines = colo_calloc(t->n, sizeof *lines);
-    if (!idx || !lines) {
-        colo_free(idx);
-        colo_free(lines);
-        return nomem(c);
-    }
+    int *idx, *lines;
+    if (scratch(c, t->n, t->n, &idx, &lines)) return COLO_ENOMEM;
     int rc = 0;
     size_t np = rows_in(t, FOOT_KB, 0, l2 / 2 / 1024, idx);
     double plateau = median_of(t, BW, idx, np);
@@ -574,12 +584,8 @@ static int from_cache(struct ctx *c, const struct table *t)
     for (size_t i = 0; i < t->n; i++)
         if (t->rows[i].v[BW] <= 0 || t->rows[i].v[KB] <= 0)
             return row_error(c->err, t, t->rows[i].line, "size and bandwidth must be positive");
-    int *idx = colo_calloc(t->n, sizeof *idx), *lines = colo_calloc(t->n, sizeof *lines);
-    if (!idx || !lines) {
-        colo_free(idx);
-        colo_free(lines);
-        return nomem(c);
-    }
+    int *idx, *lines;
+    if (scratch(c, t->n, t->n, &idx, &lines)) return COLO_ENOMEM;
     int rc = 0;
     size_t n1 = rows_in(t, KB, 0, 64, idx);
     double l1 = median_of(t, BW, idx, n1);
@@ -634,12 +640,12 @@ static int from_latency(struct ctx *c, const struct table *t)
         const char *name;
         double lo_kb, hi_l2; /* buffer in [lo_kb, hi_l2 x L2] (hi_l2 < 0: no upper bound) */
     } levels[] = {{"l1", 0, 0}, {"l2", 1024, 0.25}, {"dram", 0, -1}};
-    int *idx = colo_calloc(t->n, sizeof *idx), *lines = colo_calloc(3 * t->n, sizeof *lines);
+    int *idx, *lines;
+    if (scratch(c, t->n, 3 * t->n, &idx, &lines)) return COLO_ENOMEM;
     json_t *v = json_object();
-    if (!idx || !lines || !v) {
+    if (!v) {
         colo_free(idx);
         colo_free(lines);
-        json_decref(v);
         return nomem(c);
     }
     int rc = 0;
@@ -747,12 +753,8 @@ static int from_roofline(struct ctx *c, const struct table *t)
     int best_at[64];
     for (int d = 0; d < 64; d++)
         best_at[d] = -1;
-    int *idx = colo_calloc(t->n, sizeof *idx), *lines = colo_calloc(t->n + 64, sizeof *lines);
-    if (!idx || !lines) {
-        colo_free(idx);
-        colo_free(lines);
-        return nomem(c);
-    }
+    int *idx, *lines;
+    if (scratch(c, t->n, t->n + 64, &idx, &lines)) return COLO_ENOMEM;
     int rc = 0;
     size_t n0 = 0;
     for (size_t i = 0; i < t->n && !rc; i++) {
