@@ -53,18 +53,18 @@ extern char **environ;
 /* Driver API functions (Green Contexts) through the runtime's entry-point query, so that the
  * binary does not link libcuda and starts (and says "no GPU") on machines without a driver. */
 #define DRIVER_FUNCS(X)                                                                            \
-    X(cuGetErrorString)                                                                            \
-    X(cuDeviceGet)                                                                                 \
-    X(cuDeviceGetDevResource)                                                                      \
-    X(cuDevSmResourceSplitByCount)                                                                 \
-    X(cuDevResourceGenerateDesc)                                                                   \
-    X(cuGreenCtxCreate)                                                                            \
-    X(cuGreenCtxDestroy)                                                                           \
-    X(cuGreenCtxStreamCreate)                                                                      \
-    X(cuCtxFromGreenCtx)                                                                           \
-    X(cuCtxPushCurrent)                                                                            \
-    X(cuCtxPopCurrent)                                                                             \
-    X(cuStreamDestroy)
+    X(cuGetErrorString, 6000)                                                                      \
+    X(cuDeviceGet, 2000)                                                                           \
+    X(cuDeviceGetDevResource, 12040)                                                               \
+    X(cuDevSmResourceSplitByCount, 12040)                                                          \
+    X(cuDevResourceGenerateDesc, 12040)                                                            \
+    X(cuGreenCtxCreate, 12040)                                                                     \
+    X(cuGreenCtxDestroy, 12040)                                                                    \
+    X(cuGreenCtxStreamCreate, 12050)                                                               \
+    X(cuCtxFromGreenCtx, 12040)                                                                    \
+    X(cuCtxPushCurrent, 4000)                                                                      \
+    X(cuCtxPopCurrent, 4000)                                                                       \
+    X(cuStreamDestroy, 4000)
 DRIVER_FUNCS(COLO_DRIVER_DECLARE)
 
 /* NULL, or the name of the first function the driver lacks. */

@@ -27,15 +27,15 @@ extern "C" {
 #include <vector>
 
 #define DRIVER_FUNCS(X)                                                                            \
-    X(cuDeviceGet)                                                                                 \
-    X(cuDeviceGetDevResource)                                                                      \
-    X(cuDevSmResourceSplitByCount)                                                                 \
-    X(cuDevResourceGenerateDesc)                                                                   \
-    X(cuGreenCtxCreate)                                                                            \
-    X(cuGreenCtxStreamCreate)                                                                      \
-    X(cuCtxFromGreenCtx)                                                                           \
-    X(cuCtxSetCurrent)                                                                             \
-    X(cuCtxGetCurrent)
+    X(cuDeviceGet, 2000)                                                                           \
+    X(cuDeviceGetDevResource, 12040)                                                               \
+    X(cuDevSmResourceSplitByCount, 12040)                                                          \
+    X(cuDevResourceGenerateDesc, 12040)                                                            \
+    X(cuGreenCtxCreate, 12040)                                                                     \
+    X(cuGreenCtxStreamCreate, 12050)                                                               \
+    X(cuCtxFromGreenCtx, 12040)                                                                    \
+    X(cuCtxSetCurrent, 4000)                                                                       \
+    X(cuCtxGetCurrent, 4000)
 DRIVER_FUNCS(COLO_DRIVER_DECLARE)
 
 /* NULL, or the name of the first function the driver lacks. */
