@@ -149,13 +149,13 @@ static int build_ops(const colo_scenario_t *sc, size_t i, std::vector<op_run> &o
             r.kernel = true;
             r.grid = dim3(std::max(op->grid[0], 1u), std::max(op->grid[1], 1u),
                           std::max(op->grid[2], 1u));
+            /* the trace reader refused blocks beyond CUDA's limits (x*y*z <= 1024, z <= 64) */
             if (op->block[0] == 0)
                 r.block = dim3(256, 1, 1);
             else
                 r.block = dim3(clampu(op->block[0], 1, 1024), clampu(op->block[1], 1, 1024),
                                clampu(op->block[2], 1, 64));
-            while (r.block.x * r.block.y * r.block.z > 1024)
-                r.block.x = std::max(1u, r.block.x / 2);
+            if (r.block.x * r.block.y * r.block.z > 1024) r.block = dim3(1024, 1, 1);
             r.smem = op->shared_bytes > 0 ? std::min(op->shared_bytes, max_smem_optin) : 0;
             r.n4 = (unsigned long long)(std::max(w.dram_bytes, 0.0) / 16.0);
         }

@@ -185,6 +185,19 @@ static int read_kernel(const struct reader *r, size_t i, json_t *o, colo_op_t *o
         (rc = get_number(r, i, o, "l2_bytes", 0, &op->l2_bytes)) ||
         (rc = get_number(r, i, o, "flops", 0, &op->flops)))
         return rc;
+    /* CUDA's launch limits (every GPU since compute capability 2.0; CUDA C++ Programming Guide,
+     * "Compute Capabilities", table of technical specifications): a kernel outside them was
+     * never launched, and a live replay could not launch it either */
+    if (op->block[0] > 1024 || op->block[1] > 1024 || op->block[2] > 64 ||
+        (unsigned long long)op->block[0] * op->block[1] * op->block[2] > 1024)
+        return op_error(r, i, "block", COLO_EINVAL,
+                        "%u x %u x %u threads is beyond CUDA's limit (x, y <= 1024, z <= 64, "
+                        "x*y*z <= 1024)",
+                        op->block[0], op->block[1], op->block[2]);
+    if (op->grid[1] > 65535 || op->grid[2] > 65535)
+        return op_error(r, i, "grid", COLO_EINVAL,
+                        "y and z are at most 65535 blocks (CUDA's limit; got %u x %u x %u)",
+                        op->grid[0], op->grid[1], op->grid[2]);
     if (!(dur >= 0.5))
         return op_error(r, i, "duration_ns", COLO_ERANGE, "must be at least 1 ns (got %g)", dur);
     if (dur > COLO_OP_MAX_NS || gap > COLO_OP_MAX_NS)
