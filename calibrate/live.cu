@@ -123,17 +123,18 @@ static unsigned clampu(unsigned v, unsigned lo, unsigned hi)
 }
 
 /* The tenant's ops as the backend replays them, with the targets the simulator gives them alone
- * on the whole GPU. */
-static int build_ops(const colo_scenario_t *sc, size_t i, std::vector<op_run> &ops,
-                     colo_error_t *err)
+ * where they are fitted (colo_live_fit_place: the whole GPU, or the MIG instance). */
+static int build_ops(const colo_scenario_t *sc, const colo_live_plan_t *plan, size_t i,
+                     std::vector<op_run> &ops, colo_error_t *err)
 {
     const colo_tenant_cfg_t *c = &sc->tenants[i];
     const colo_trace_t *tr = c->trace;
     const colo_gpu_t *g = sc->gpu;
-    colo_place_rates_t whole = {g->sm.count, colo_gpu_dram_rate(g), colo_gpu_l2_rate(g)};
+    colo_place_rates_t at;
+    colo_live_fit_place(sc, plan, i, &at, NULL, 0);
     std::vector<colo_time_t> t(tr->n_ops);
     colo_time_t total;
-    int rc = colo_variant_times(c, 0, g, whole, t.data(), &total, err);
+    int rc = colo_variant_times(c, 0, g, at, t.data(), &total, err);
     if (rc) return rc;
     for (size_t k = 0; k < tr->n_ops; k++) {
         const colo_op_t *op = &tr->ops[k];
@@ -174,22 +175,41 @@ static void launch(tenant_rt &tr, const op_run &r, long long iters)
     tr.cursor += n4;
 }
 
-/* Median time of one launch alone, in ns. */
+/* Holds the stream busy for about ns, so that launches queued behind it start back to back. */
+__global__ void busy_kernel(long long ns)
+{
+    long long t0 = clock64(), cycles = ns * 2; /* at least ns at clocks up to 2 GHz */
+    while (clock64() - t0 < cycles) {
+    }
+}
+
+/* Time of one launch, in ns: the median over 3 rounds of n launches queued behind a 50 us busy
+ * kernel (so that the host's launch latency is not timed), divided by n. n grows until a round
+ * takes at least 200 us. */
 static double time_kernel(tenant_rt &tr, const op_run &r, long long iters)
 {
     cudaEvent_t a, b;
     cudaEventCreate(&a);
     cudaEventCreate(&b);
-    launch(tr, r, iters);
+    launch(tr, r, iters); /* warm */
     std::vector<double> v;
+    int n = 1;
     for (int k = 0; k < 3; k++) {
+        busy_kernel<<<1, 1, 0, tr.stream>>>(50000);
         cudaEventRecord(a, tr.stream);
-        launch(tr, r, iters);
+        for (int j = 0; j < n; j++)
+            launch(tr, r, iters);
         cudaEventRecord(b, tr.stream);
         cudaEventSynchronize(b);
         float ms = 0;
         cudaEventElapsedTime(&ms, a, b);
-        v.push_back(ms * 1e6);
+        double per = ms * 1e6 / n;
+        if (ms * 1e6 < 200000 && n < 64) { /* too short to time well: more launches */
+            n = std::min(64, n * 4);
+            k--;
+            continue;
+        }
+        v.push_back(per);
     }
     cudaEventDestroy(a);
     cudaEventDestroy(b);
@@ -259,8 +279,10 @@ static int alloc_buffers(tenant_rt &tr, const std::vector<op_run> &ops, const co
     return 0;
 }
 
-static int cuda_prepare(const colo_scenario_t *sc, const colo_live_plan_t *plan, int proc,
-                        char *device, size_t device_len, colo_error_t *err)
+/* Opens the device; its description into device. With sc's GPU description, checks the SMs the
+ * process sees: the GPU's (or, under MIG, its instance's) must be the simulator's. */
+static int open_device(const colo_scenario_t *sc, const colo_live_plan_t *plan, int proc,
+                       char *device, size_t device_len, colo_error_t *err)
 {
     int n = 0;
     if (cudaGetDeviceCount(&n) != cudaSuccess || n < 1)
@@ -275,67 +297,146 @@ static int cuda_prepare(const colo_scenario_t *sc, const colo_live_plan_t *plan,
              p.multiProcessorCount, drv / 1000, drv % 1000 / 10, (unsigned char)p.uuid.bytes[0],
              (unsigned char)p.uuid.bytes[1], (unsigned char)p.uuid.bytes[2],
              (unsigned char)p.uuid.bytes[3]);
+    int want = sc->gpu->sm.count;
+    const char *what = "GPU";
+    for (size_t i = 0; i < plan->n; i++)
+        if (plan->t[i].process == proc && plan->t[i].ctx == COLO_LIVE_MIG) {
+            want = plan->t[i].sms;
+            what = "MIG instance";
+        }
+    if (p.multiProcessorCount != want)
+        return colo_error_set(err, COLO_EINVAL, sc->path, 0, "gpu",
+                              "this %s has %d SMs (%s) and the scenario's %s has %d: give the "
+                              "GPU file of this device (--set gpu=...; colosim gpus lists them)",
+                              what, p.multiProcessorCount, p.name, sc->gpu->name, want);
     max_smem_optin = p.sharedMemPerBlockOptin;
     CK(cudaFuncSetAttribute(synth_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                             max_smem_optin),
        "cudaFuncSetAttribute");
     T.assign(sc->n_tenants, tenant_rt());
-    bool green = sc->sharing.mode == COLO_SHARE_GREEN;
+    return 0;
+}
+
+/* Fitting child: each of the process's tenants alone, in turn, where colo_live_fit_place says
+ * (the whole GPU, or its MIG instance); no MPS daemon runs yet. */
+static int cuda_fit(const colo_scenario_t *sc, const colo_live_plan_t *plan, int proc,
+                    colo_live_fit_t *out, char *device, size_t device_len, colo_error_t *err)
+{
+    int rc = open_device(sc, plan, proc, device, device_len, err);
+    if (rc) return rc;
+    for (size_t i = 0; i < plan->n; i++) {
+        if (plan->t[i].process != proc || sc->tenants[i].command) continue;
+        tenant_rt &tr = T[i];
+        tr.used = true;
+        if ((rc = build_ops(sc, plan, i, tr.ops, err))) return rc;
+        CK(cudaStreamCreateWithFlags(&tr.stream, cudaStreamNonBlocking), "cudaStreamCreate");
+        if ((rc = alloc_buffers(tr, tr.ops, sc->gpu, err))) return rc;
+        fit(tr, tr.ops);
+        CK(cudaGetLastError(), "fitting the synthetic kernels");
+        for (size_t k = 0; k < tr.ops.size(); k++)
+            if (tr.ops[k].kernel &&
+                colo_live_fit_add(out, i, k, tr.ops[k].iters, tr.ops[k].target_ns,
+                                  tr.ops[k].fitted_ns))
+                return colo_error_set(err, COLO_ENOMEM, NULL, 0, NULL, "out of memory");
+        /* free before the next tenant's fit: each is fitted alone */
+        cudaStreamDestroy(tr.stream);
+        cudaFree(tr.buf);
+        cudaFree(tr.sink);
+        cudaFree(tr.dev);
+        cudaFreeHost(tr.host);
+    }
+    return 0;
+}
+
+/* Green Contexts: the device's SMs split once into the plan's groups; each tenant's context is
+ * made of its own groups of that one split (disjoint, unless the scenario lets them overlap),
+ * and the SMs granted are checked against the simulator's. */
+static int make_green(const colo_scenario_t *sc, const colo_live_plan_t *plan, CUdevice dev,
+                      CUdevResource *all, colo_error_t *err)
+{
+    std::vector<CUdevResource> groups((size_t)std::max(plan->green_groups, 1));
+    unsigned n = (unsigned)plan->green_groups;
+    CUdevResource rest;
+    if (plan->green_groups < 1 ||
+        p_cuDevSmResourceSplitByCount(groups.data(), &n, all, &rest, 0,
+                                      (unsigned)plan->green_unit) != CUDA_SUCCESS)
+        return colo_error_set(err, COLO_EUNSUPPORTED, sc->path, 0, NULL,
+                              "cannot split the device's %u SMs into %d groups of %d SMs",
+                              all->sm.smCount, plan->green_groups, plan->green_unit);
+    std::vector<unsigned> got(n);
+    for (unsigned k = 0; k < n; k++)
+        got[k] = groups[k].sm.smCount;
+    std::vector<int> granted(plan->n);
+    int rc = colo_live_green_check(sc, plan, got.data(), (int)n, granted.data(), err);
+    if (rc) return rc;
+    for (size_t i = 0; i < plan->n; i++) {
+        const colo_live_tenant_t *pt = &plan->t[i];
+        if (pt->ctx != COLO_LIVE_GREEN || !T[i].used) continue;
+        CUdevResourceDesc desc;
+        CUgreenCtx gctx;
+        CUstream gs;
+        if (p_cuDevResourceGenerateDesc(&desc, &groups[(size_t)pt->group_first],
+                                        (unsigned)pt->group_count) != CUDA_SUCCESS ||
+            p_cuGreenCtxCreate(&gctx, desc, dev, CU_GREEN_CTX_DEFAULT_STREAM) != CUDA_SUCCESS ||
+            p_cuGreenCtxStreamCreate(&gs, gctx, CU_STREAM_NON_BLOCKING, 0) != CUDA_SUCCESS ||
+            p_cuCtxFromGreenCtx(&T[i].ctx, gctx) != CUDA_SUCCESS)
+            return colo_error_set(err, COLO_EUNSUPPORTED, sc->path, 0, sc->tenants[i].name,
+                                  "cannot make a Green Context of %d SMs", granted[i]);
+        T[i].stream = (cudaStream_t)gs;
+    }
+    return 0;
+}
+
+/* Run child: the fit its fitting child made, then each tenant in its placement (MPS limits come
+ * from the environment the executor gave this process; Green Contexts are made here). */
+static int cuda_prepare(const colo_scenario_t *sc, const colo_live_plan_t *plan, int proc,
+                        const colo_live_fit_t *fitted, char *device, size_t device_len,
+                        colo_error_t *err)
+{
+    int rc = open_device(sc, plan, proc, device, device_len, err);
+    if (rc) return rc;
+    bool green = false;
+    for (size_t i = 0; i < plan->n; i++)
+        green |= plan->t[i].process == proc && plan->t[i].ctx == COLO_LIVE_GREEN;
     const char *missing = green ? load_driver() : NULL;
     if (missing)
         return colo_error_set(err, COLO_EUNSUPPORTED, NULL, 0, NULL,
                               "the driver has no %s: no Green Contexts on this machine", missing);
-    CUdevice dev = 0;
-    CUdevResource all;
+    for (size_t i = 0; i < plan->n; i++) {
+        if (plan->t[i].process != proc || sc->tenants[i].command) continue;
+        tenant_rt &tr = T[i];
+        tr.used = true;
+        if ((rc = build_ops(sc, plan, i, tr.ops, err))) return rc;
+        for (size_t k = 0; k < fitted->n; k++) {
+            const colo_live_fit_entry_t *e = &fitted->e[k];
+            if (e->tenant != i || e->op >= tr.ops.size() || !tr.ops[e->op].kernel) continue;
+            tr.ops[e->op].iters = e->iters;
+            tr.ops[e->op].fitted_ns = e->fitted_ns;
+        }
+    }
     CUcontext primary = NULL;
     if (green) {
+        CUdevice dev = 0;
+        CUdevResource all;
         CK(cudaFree(0), "creating the primary context");
         p_cuCtxGetCurrent(&primary);
         if (p_cuDeviceGet(&dev, 0) != CUDA_SUCCESS ||
             p_cuDeviceGetDevResource(dev, &all, CU_DEV_RESOURCE_TYPE_SM) != CUDA_SUCCESS)
             return colo_error_set(err, COLO_EUNSUPPORTED, NULL, 0, NULL,
                                   "cannot read the device's SM resource for Green Contexts");
+        if ((rc = make_green(sc, plan, dev, &all, err))) return rc;
     }
     for (size_t i = 0; i < plan->n; i++) {
-        const colo_live_tenant_t *pt = &plan->t[i];
-        if (pt->process != proc || sc->tenants[i].command) continue;
         tenant_rt &tr = T[i];
-        tr.used = true;
-        if (primary) p_cuCtxSetCurrent(primary); /* fitting runs on the whole GPU */
-        int rc = build_ops(sc, i, tr.ops, err);
-        if (rc) return rc;
-        /* fit on the whole GPU, alone, in the primary context */
-        CK(cudaStreamCreateWithFlags(&tr.stream, cudaStreamNonBlocking), "cudaStreamCreate");
+        if (!tr.used) continue;
+        if (tr.ctx)
+            p_cuCtxSetCurrent(tr.ctx); /* its buffers live in its Green Context */
+        else
+            CK(cudaStreamCreateWithFlags(&tr.stream, cudaStreamNonBlocking), "cudaStreamCreate");
         if ((rc = alloc_buffers(tr, tr.ops, sc->gpu, err))) return rc;
-        fit(tr, tr.ops);
-        CK(cudaGetLastError(), "fitting the synthetic kernels");
-        if (!green || pt->sms <= 0 || pt->sms >= (int)all.sm.smCount) continue;
-        /* then move the tenant into a Green Context of its SMs */
-        CUdevResource part, rest;
-        unsigned groups = 1;
-        CUdevResourceDesc desc;
-        CUgreenCtx gctx;
-        CUstream gs;
-        if (p_cuDevSmResourceSplitByCount(&part, &groups, &all, &rest, 0, (unsigned)pt->sms) !=
-                CUDA_SUCCESS ||
-            groups < 1 || p_cuDevResourceGenerateDesc(&desc, &part, 1) != CUDA_SUCCESS ||
-            p_cuGreenCtxCreate(&gctx, desc, dev, CU_GREEN_CTX_DEFAULT_STREAM) != CUDA_SUCCESS ||
-            p_cuGreenCtxStreamCreate(&gs, gctx, CU_STREAM_NON_BLOCKING, 0) != CUDA_SUCCESS ||
-            p_cuCtxFromGreenCtx(&tr.ctx, gctx) != CUDA_SUCCESS)
-            return colo_error_set(err, COLO_EUNSUPPORTED, sc->path, 0, sc->tenants[i].name,
-                                  "cannot make a Green Context of %d SMs", pt->sms);
-        /* the primary context's stream and buffers served the fitting; the tenant's own live
-         * in its Green Context */
-        cudaStreamDestroy(tr.stream);
-        cudaFree(tr.buf);
-        cudaFree(tr.sink);
-        cudaFree(tr.dev);
-        cudaFreeHost(tr.host);
-        tr.stream = (cudaStream_t)gs;
-        p_cuCtxSetCurrent(tr.ctx);
-        if ((rc = alloc_buffers(tr, tr.ops, sc->gpu, err))) return rc;
-        tr.cursor = 0;
     }
+    /* no Green Context stays current on this thread: each tenant's thread makes its own current */
+    if (primary) p_cuCtxSetCurrent(primary);
     return 0;
 }
 
@@ -352,8 +453,11 @@ static int cuda_request(size_t t, colo_error_t *err)
             while (now_ns() < last + r.gap) {
             }
         last = now_ns();
-        if (r.kernel)
+        if (r.kernel) {
             launch(tr, r, r.iters);
+            /* a launch-configuration error is not reported by the stream's synchronisation */
+            CK(cudaPeekAtLastError(), "launching a synthetic kernel");
+        }
         else if (r.h2d)
             CK(cudaMemcpyAsync(tr.dev, tr.host, (size_t)r.bytes, cudaMemcpyHostToDevice, tr.stream),
                "cudaMemcpyAsync");
@@ -362,6 +466,7 @@ static int cuda_request(size_t t, colo_error_t *err)
                "cudaMemcpyAsync");
     }
     CK(cudaStreamSynchronize(tr.stream), "a request");
+    CK(cudaGetLastError(), "a request");
     return 0;
 }
 
@@ -376,13 +481,17 @@ static int cuda_self_test(const colo_scenario_t *sc, FILE *f, colo_error_t *err)
     colo_live_plan_t plan;
     int rc = colo_live_plan(sc, &plan, err);
     if (rc) return rc;
-    for (size_t i = 0; i < plan.n; i++)
+    for (size_t i = 0; i < plan.n; i++) { /* one process, each tenant alone on the whole GPU */
         plan.t[i].process = 0;
-    if (sc->sharing.mode == COLO_SHARE_GREEN)
-        for (size_t i = 0; i < plan.n; i++)
-            plan.t[i].sms = 0; /* alone on the whole GPU */
+        plan.t[i].ctx = COLO_LIVE_PRIMARY;
+        plan.t[i].sms = 0;
+    }
     char device[256];
-    rc = cuda_prepare(sc, &plan, 0, device, sizeof device, err);
+    colo_live_fit_t fitted;
+    memset(&fitted, 0, sizeof fitted);
+    rc = cuda_fit(sc, &plan, 0, &fitted, device, sizeof device, err);
+    if (!rc) rc = cuda_prepare(sc, &plan, 0, &fitted, device, sizeof device, err);
+    colo_live_fit_free(&fitted);
     colo_live_plan_free(&plan);
     if (rc) return rc;
     fprintf(f, "self-test on %s: each trace alone, replayed by fitted synthetic kernels\n", device);
@@ -431,7 +540,8 @@ static int cuda_self_test(const colo_scenario_t *sc, FILE *f, colo_error_t *err)
 
 static const colo_live_backend_t cuda_backend = {
     "cuda",         "synthetic kernels fitted to each traced kernel, on this machine's GPU",
-    true,           cuda_prepare,
+    true,           cuda_fit,
+    cuda_prepare,
     cuda_request,   cuda_finish,
     cuda_self_test,
 };

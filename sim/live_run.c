@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <math.h>
 #include <getopt.h>
 #include <poll.h>
 #include <pthread.h>
@@ -60,15 +61,93 @@ static bool reap_within(pid_t pid, int ms, int *st)
     return false;
 }
 
+/* ---- fits ---- */
+
+int colo_live_fit_add(colo_live_fit_t *f, size_t tenant, size_t op, long long iters,
+                      double target_ns, double fitted_ns)
+{
+    if (colo_grow((void **)&f->e, &f->cap, f->n + 1, sizeof *f->e)) return COLO_ENOMEM;
+    f->e[f->n++] = (colo_live_fit_entry_t){tenant, op, iters, target_ns, fitted_ns};
+    return 0;
+}
+
+void colo_live_fit_free(colo_live_fit_t *f)
+{
+    colo_free(f->e);
+    memset(f, 0, sizeof *f);
+}
+
+static void fit_path(const char *run_dir, int proc, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s/fit-%d.txt", run_dir, proc);
+}
+
+/* "TENANT OP ITERS TARGET_NS FITTED_NS" per line; written whole (atomic rename). */
+static int fit_save(const char *run_dir, int proc, const colo_live_fit_t *f)
+{
+    char path[4400], tmp[4500];
+    fit_path(run_dir, proc, path, sizeof path);
+    snprintf(tmp, sizeof tmp, "%s.part", path);
+    FILE *o = fopen(tmp, "w");
+    if (!o) return COLO_EIO;
+    for (size_t k = 0; k < f->n; k++)
+        fprintf(o, "%zu %zu %lld %.17g %.17g\n", f->e[k].tenant, f->e[k].op, f->e[k].iters,
+                f->e[k].target_ns, f->e[k].fitted_ns);
+    if (fclose(o) || rename(tmp, path)) return COLO_EIO;
+    return 0;
+}
+
+/* 0, or COLO_EIO when the process's fit file is missing (its fit failed). */
+static int fit_load(const char *run_dir, int proc, colo_live_fit_t *f)
+{
+    char path[4400];
+    fit_path(run_dir, proc, path, sizeof path);
+    FILE *in = fopen(path, "r");
+    if (!in) return COLO_EIO;
+    colo_live_fit_entry_t e;
+    int rc = 0;
+    while (!rc && fscanf(in, "%zu %zu %lld %lg %lg", &e.tenant, &e.op, &e.iters, &e.target_ns,
+                         &e.fitted_ns) == 5)
+        rc = colo_live_fit_add(f, e.tenant, e.op, e.iters, e.target_ns, e.fitted_ns);
+    fclose(in);
+    return rc;
+}
+
 /* ---- the CPU stand-in ---- */
 
 static colo_time_t *cpu_isolated;
 
+/* The stand-in's fit: every kernel hits its target (there is nothing to size); it takes a few
+ * milliseconds so that fits that overlapped in time would show in the results. */
+static int cpu_fit(const colo_scenario_t *sc, const colo_live_plan_t *plan, int proc,
+                   colo_live_fit_t *fit, char *device, size_t device_len, colo_error_t *err)
+{
+    snprintf(device, device_len, "CPU stand-in (requests sleep their simulated isolated time)");
+    for (size_t i = 0; i < plan->n; i++) {
+        const colo_tenant_cfg_t *c = &sc->tenants[i];
+        if (plan->t[i].process != proc || c->command) continue;
+        colo_place_rates_t at;
+        colo_live_fit_place(sc, plan, i, &at, NULL, 0);
+        colo_time_t *t = colo_calloc(c->trace->n_ops + 1, sizeof *t), total;
+        if (!t) return colo_error_set(err, COLO_ENOMEM, sc->path, 0, NULL, "out of memory");
+        int rc = colo_variant_times(c, 0, sc->gpu, at, t, &total, err);
+        for (size_t k = 0; !rc && k < c->trace->n_ops; k++)
+            if (c->trace->ops[k].type == COLO_OP_KERNEL)
+                rc = colo_live_fit_add(fit, i, k, 0, (double)t[k], (double)t[k]);
+        colo_free(t);
+        if (rc) return rc == COLO_ENOMEM ? colo_error_set(err, rc, sc->path, 0, NULL, "out of memory") : rc;
+    }
+    sleep_ns(20000000);
+    return 0;
+}
+
 static int cpu_prepare(const colo_scenario_t *sc, const colo_live_plan_t *plan, int proc,
-                       char *device, size_t device_len, colo_error_t *err)
+                       const colo_live_fit_t *fit, char *device, size_t device_len,
+                       colo_error_t *err)
 {
     (void)plan;
     (void)proc;
+    (void)fit;
     snprintf(device, device_len, "CPU stand-in (requests sleep their simulated isolated time)");
     cpu_isolated = colo_calloc(sc->n_tenants, sizeof *cpu_isolated);
     if (!cpu_isolated) return colo_error_set(err, COLO_ENOMEM, sc->path, 0, NULL, "out of memory");
@@ -96,6 +175,7 @@ const colo_live_backend_t colo_live_cpu_backend = {
     .name = "cpu",
     .summary = "no GPU: each request sleeps its simulated isolated time (checks the harness)",
     .uses_gpu = false,
+    .fit = cpu_fit,
     .prepare = cpu_prepare,
     .request = cpu_request,
     .finish = cpu_finish,
@@ -499,26 +579,55 @@ out:
     return NULL;
 }
 
-static int parse_child(const char *s, int *proc, int *ctl, int *st, const char **dir)
+/* PROC,CTL_FD,STATUS_FD,PHASE,RUN_DIR with PHASE f (fit) or r (run). */
+static int parse_child(const char *s, int *proc, int *ctl, int *st, char *phase, const char **dir)
 {
     int used = 0;
-    if (sscanf(s, "%d,%d,%d,%n", proc, ctl, st, &used) != 3 || !used) return -1;
+    if (sscanf(s, "%d,%d,%d,%c,%n", proc, ctl, st, phase, &used) != 4 || !used) return -1;
     *dir = s + used;
-    return *proc >= 0 && *proc < MAX_PROCS ? 0 : -1;
+    return *proc >= 0 && *proc < MAX_PROCS && (*phase == 'f' || *phase == 'r') ? 0 : -1;
+}
+
+/* A fitting child: fits its process's synthetic kernels alone, saves the fit, says so, ends. */
+static int fit_child(const colo_scenario_t *sc, const colo_live_plan_t *plan,
+                     const colo_live_backend_t *b, int proc, int st, const char *dir)
+{
+    colo_error_t err;
+    colo_error_clear(&err);
+    colo_live_fit_t fit;
+    memset(&fit, 0, sizeof fit);
+    char device[256] = "";
+    int rc = b->fit(sc, plan, proc, &fit, device, sizeof device, &err);
+    if (!rc && fit_save(dir, proc, &fit))
+        rc = colo_error_set(&err, COLO_EIO, dir, 0, NULL, "cannot write the fit");
+    if (b->finish) b->finish();
+    colo_live_fit_free(&fit);
+    if (rc) {
+        char msg[2048];
+        colo_error_format(&err, msg, sizeof msg);
+        dprintf(st, "error %s\n", msg);
+        return EXIT_RUN;
+    }
+    dprintf(st, "fitted %s\n", device);
+    return 0;
 }
 
 static int child_main(const struct live_opts *o, const colo_scenario_t *sc,
                       const colo_live_plan_t *plan, const colo_live_backend_t *b)
 {
     int proc, ctl, st;
+    char phase;
     const char *dir;
-    if (parse_child(o->child, &proc, &ctl, &st, &dir)) return EXIT_INPUT;
+    if (parse_child(o->child, &proc, &ctl, &st, &phase, &dir)) return EXIT_INPUT;
+    bool synthetic = false;
+    for (size_t i = 0; i < plan->n; i++)
+        synthetic |= plan->t[i].process == proc && !sc->tenants[i].command;
+    if (phase == 'f') return synthetic ? fit_child(sc, plan, b, proc, st, dir) : 0;
     colo_error_t err;
     colo_error_clear(&err);
     struct tenant_thread *tt = colo_calloc(plan->n, sizeof *tt);
     if (!tt) return EXIT_RUN;
     size_t n = 0;
-    bool synthetic = false;
     int rc = 0;
     for (size_t i = 0; i < plan->n && !rc; i++) {
         if (plan->t[i].process != proc) continue;
@@ -526,14 +635,16 @@ static int child_main(const struct live_opts *o, const colo_scenario_t *sc,
         tt[n].p = &plan->t[i];
         tt[n].b = b;
         tt[n].run_dir = dir;
-        if (sc->tenants[i].command)
-            rc = command_start(sc, i, &tt[n].cmd, &err);
-        else
-            synthetic = true;
+        if (sc->tenants[i].command) rc = command_start(sc, i, &tt[n].cmd, &err);
         n++;
     }
     char device[256] = "";
-    if (!rc && synthetic) rc = b->prepare(sc, plan, proc, device, sizeof device, &err);
+    colo_live_fit_t fit;
+    memset(&fit, 0, sizeof fit);
+    if (!rc && synthetic && (rc = fit_load(dir, proc, &fit)))
+        colo_error_set(&err, rc, dir, 0, NULL, "no fit for process %d (its fit failed)", proc);
+    if (!rc && synthetic) rc = b->prepare(sc, plan, proc, &fit, device, sizeof device, &err);
+    colo_live_fit_free(&fit);
     if (rc) {
         char msg[2048];
         colo_error_format(&err, msg, sizeof msg);
@@ -575,75 +686,235 @@ struct proc {
     char error[256];
     char device[256];
     const char *uuid; /* MIG instance */
+    char env[1024], fit_env[1024]; /* as given to the run and the fit, the run folder as RUN */
+    long long fit_start, fit_end;  /* ns, from the parent's start */
+    char fit_error[256];
 };
 
 /* What must be undone however the parent ends: children, the MPS daemon, the run folder. */
+#define MAX_DAEMONS 8 /* at most 7 MIG instances, or the one of the whole GPU */
+
 static struct {
     struct proc *procs;
     int n;
     char run_dir[4096];
-    char mps_pipe[4200], mps_log[4200];
-    bool mps_running;
+    const colo_live_plan_t *plan;
+    bool mps_running[MAX_DAEMONS];
+    char partition[MAX_PROCS][128]; /* MPS static partition ID of each process */
+    bool keep_run_dir;              /* a daemon could not be stopped: its folders stay */
     const char *mps_control;
 } g;
 
 static volatile sig_atomic_t g_signal;
+
+/* The MIG instance (MIG-...) daemon d serves, or NULL (the whole GPU). */
+static const char *daemon_uuid(int d)
+{
+    for (size_t i = 0; g.plan && i < g.plan->n; i++)
+        if (g.plan->t[i].daemon == d && g.procs && g.plan->t[i].process < g.n)
+            return g.procs[g.plan->t[i].process].uuid;
+    return NULL;
+}
 
 static void on_signal(int sig)
 {
     g_signal = sig;
 }
 
-/* Runs `CONTROL [arg]` with text on its standard input; its exit status, or -1. */
-static int run_control(const char *control, const char *arg, const char *input)
+/* Sets ("KEY=VALUE") and removes ("KEY") environment entries in this process. */
+static void apply_env(char env[][COLO_LIVE_ENV_LEN], size_t n)
 {
-    int in[2];
+    for (size_t k = 0; k < n; k++) {
+        char *eq = strchr(env[k], '=');
+        if (!eq) {
+            unsetenv(env[k]);
+            continue;
+        }
+        *eq = '\0';
+        setenv(env[k], eq + 1, 1);
+        *eq = '=';
+    }
+}
+
+/* Runs `CONTROL [arg]` for daemon d (its environment) with text on its standard input; its
+ * standard output into out (if not NULL). The exit status, or -1. */
+static int run_control(int d, const char *arg, const char *arg2, const char *input, char *out,
+                       size_t out_len)
+{
+    char env[COLO_LIVE_ENV_MAX][COLO_LIVE_ENV_LEN];
+    size_t n_env = colo_live_daemon_env(g.plan, d, g.run_dir, daemon_uuid(d), env);
+    int in[2], o[2];
     if (pipe2(in, O_CLOEXEC)) return -1;
+    if (pipe2(o, O_CLOEXEC)) {
+        close(in[0]);
+        close(in[1]);
+        return -1;
+    }
     pid_t pid = fork();
     if (pid < 0) return -1;
     if (pid == 0) {
+        apply_env(env, n_env);
         dup2(in[0], 0);
-        execlp(control, control, arg, (char *)NULL);
+        if (out) dup2(o[1], 1);
+        execlp(g.mps_control, g.mps_control, arg, arg2, (char *)NULL);
         _exit(127);
     }
     close(in[0]);
+    close(o[1]);
     if (input && write(in[1], input, strlen(input)) < 0) {
     }
     close(in[1]);
+    size_t got = 0;
+    if (out) {
+        ssize_t r;
+        while (got + 1 < out_len && (r = read(o[0], out + got, out_len - 1 - got)) > 0)
+            got += (size_t)r;
+        out[got] = '\0';
+    }
+    close(o[0]);
     int st = 0;
     if (!reap_within(pid, 10000, &st)) return -1;
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-static void mps_stop(void)
+/* The daemon's PID from the file it keeps in its pipe folder (NVIDIA MPS tools reference:
+ * nvidia-cuda-mps-control.pid in CUDA_MPS_PIPE_DIRECTORY), or 0. */
+static pid_t daemon_pid(int d)
 {
-    if (!g.mps_running) return;
-    g.mps_running = false;
-    if (run_control(g.mps_control, NULL, "quit\n") != 0)
-        fprintf(stderr,
-                "colosim-live: could not stop the MPS daemon (pipe folder %s): stop it "
-                "with: CUDA_MPS_PIPE_DIRECTORY=%s %s <<< quit\n",
-                g.mps_pipe, g.mps_pipe, g.mps_control);
+    char pipe[4400], path[4500];
+    colo_live_pipe_dir(g.run_dir, d, pipe, sizeof pipe);
+    snprintf(path, sizeof path, "%s/nvidia-cuda-mps-control.pid", pipe);
+    FILE *f = fopen(path, "r");
+    long v = 0;
+    if (f) {
+        if (fscanf(f, "%ld", &v) != 1) v = 0;
+        fclose(f);
+    }
+    return v > 1 ? (pid_t)v : 0;
 }
 
-static int mps_start(colo_error_t *err)
+/* True while pid runs (a zombie, which its parent has not reaped yet, does not). */
+static bool pid_alive(pid_t pid)
+{
+    if (kill(pid, 0) != 0 && errno == ESRCH) return false;
+    char path[64], buf[256];
+    snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
+    FILE *f = fopen(path, "r");
+    if (!f) return true;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *close_paren = strrchr(buf, ')'); /* "PID (COMM) STATE ..." */
+    return !(close_paren && close_paren[1] == ' ' && close_paren[2] == 'Z');
+}
+
+/* Stops every daemon this run started. Children are gone first (cleanup's order): a daemon told
+ * to quit while its clients live waits for them. When `quit` fails, the daemon's PID (from its
+ * pid file) is killed; when that cannot be done either, its folders are kept so that the command
+ * printed to stop it still points at them. */
+static void mps_stop(void)
+{
+    for (int d = 0; g.plan && d < g.plan->n_daemons && d < MAX_DAEMONS; d++) {
+        if (!g.mps_running[d]) continue;
+        g.mps_running[d] = false;
+        if (run_control(d, NULL, NULL, "quit\n", NULL, 0) == 0) continue;
+        pid_t pid = daemon_pid(d);
+        bool gone = false;
+        if (pid > 0 && kill(pid, SIGTERM) == 0) {
+            for (int k = 0; k < 200 && !gone; k++) {
+                gone = !pid_alive(pid);
+                if (!gone) sleep_ns(10000000);
+            }
+            if (!gone && kill(pid, SIGKILL) == 0) {
+                sleep_ns(100000000);
+                gone = !pid_alive(pid);
+            }
+        }
+        char pipe[4400];
+        colo_live_pipe_dir(g.run_dir, d, pipe, sizeof pipe);
+        if (gone) {
+            fprintf(stderr, "colosim-live: the MPS daemon %d did not quit; killed it (pid %ld)\n",
+                    d, (long)pid);
+            continue;
+        }
+        g.keep_run_dir = true;
+        fprintf(stderr,
+                "colosim-live: could not stop the MPS daemon %d%s; its folders are kept in %s. "
+                "Stop it with: echo quit | CUDA_MPS_PIPE_DIRECTORY=%s %s\n",
+                d, pid > 0 ? "" : " (no pid file)", g.run_dir, pipe, g.mps_control);
+    }
+}
+
+/* The SMs of one static-partition chunk, from `lspart` ("GPU-... - FREE USED FREE_SM USED_SM
+ * -" for the device's line), or 0 when it cannot be read. */
+static int chunk_sms(int d)
+{
+    char out[4096];
+    if (run_control(d, NULL, NULL, "lspart\n", out, sizeof out) != 0) return 0;
+    for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
+        char id[128], dash[8];
+        long fc, uc, fs, us;
+        if (sscanf(line, "%127s %7s %ld %ld %ld %ld", id, dash, &fc, &uc, &fs, &us) == 6 &&
+            strncmp(id, "GPU-", 4) == 0 && strcmp(dash, "-") == 0 && fc + uc > 0 &&
+            (fs + us) % (fc + uc) == 0)
+            return (int)((fs + us) / (fc + uc));
+    }
+    return 0;
+}
+
+static int mps_start(const colo_scenario_t *sc, const char *gpu_uuid, colo_error_t *err)
 {
     const char *ctl = getenv("COLOSIM_MPS_CONTROL");
     g.mps_control = ctl && *ctl ? ctl : "nvidia-cuda-mps-control";
-    snprintf(g.mps_pipe, sizeof g.mps_pipe, "%s/mps-pipe", g.run_dir);
-    snprintf(g.mps_log, sizeof g.mps_log, "%s/mps-log", g.run_dir);
-    if (mkdir(g.mps_pipe, 0700) || mkdir(g.mps_log, 0700))
-        return colo_error_set(err, COLO_EIO, g.run_dir, 0, NULL, "cannot make the MPS folders");
-    setenv("CUDA_MPS_PIPE_DIRECTORY", g.mps_pipe, 1);
-    setenv("CUDA_MPS_LOG_DIRECTORY", g.mps_log, 1);
-    int st = run_control(g.mps_control, "-d", NULL);
-    if (st != 0)
-        return colo_error_set(err, COLO_EIO, g.mps_control, 0, NULL,
-                              "cannot start a private MPS control daemon (exit %d): is the "
-                              "compute mode EXCLUSIVE_PROCESS or DEFAULT, and no other daemon "
-                              "running for this user?",
-                              st);
-    g.mps_running = true;
+    for (int d = 0; d < g.plan->n_daemons; d++) {
+        char dir[4400], sub[4500];
+        snprintf(dir, sizeof dir, "%s/mps-%d", g.run_dir, d);
+        snprintf(sub, sizeof sub, "%s/pipe", dir);
+        if (mkdir(dir, 0700) || mkdir(sub, 0700))
+            return colo_error_set(err, COLO_EIO, g.run_dir, 0, NULL, "cannot make the MPS folders");
+        snprintf(sub, sizeof sub, "%s/log", dir);
+        if (mkdir(sub, 0700))
+            return colo_error_set(err, COLO_EIO, g.run_dir, 0, NULL, "cannot make the MPS folders");
+        const colo_live_daemon_t *dm = &g.plan->daemons[d];
+        /* MPS quick start, "Enabling static SM partitioning": nvidia-cuda-mps-control -d -S */
+        int st = run_control(d, "-d", dm->static_partitions ? "-S" : NULL, NULL, NULL, 0);
+        if (st != 0)
+            return colo_error_set(err, COLO_EIO, g.mps_control, 0, NULL,
+                                  "cannot start a private MPS control daemon (exit %d): is the "
+                                  "compute mode EXCLUSIVE_PROCESS or DEFAULT, and no other "
+                                  "daemon running for this user?%s",
+                                  st, dm->static_partitions ? " (static partitions need CUDA 13.1)" : "");
+        g.mps_running[d] = true;
+        if (!dm->static_partitions) continue;
+        /* one partition per client, of the SMs the simulator gave it */
+        int chunk = chunk_sms(d);
+        if (chunk <= 0)
+            return colo_error_set(err, COLO_EIO, g.mps_control, 0, NULL,
+                                  "cannot read the SMs of a static-partition chunk from lspart");
+        const char *dev = dm->instance >= 0 ? daemon_uuid(d) : gpu_uuid;
+        for (size_t i = 0; i < g.plan->n; i++) {
+            const colo_live_tenant_t *t = &g.plan->t[i];
+            if (t->daemon != d || !t->partition) continue;
+            int chunks = (t->partition + chunk - 1) / chunk;
+            if (chunks * chunk != t->partition)
+                return colo_error_set(err, COLO_EUNSUPPORTED, sc->path, 0, sc->tenants[i].name,
+                                      "a static partition of %d SMs: chunks here are of %d SMs, "
+                                      "so the partition would have %d (the simulator's "
+                                      "mps.sm_granularity in the GPU file differs)",
+                                      t->partition, chunk, chunks * chunk);
+            char cmd[256], out[1024];
+            snprintf(cmd, sizeof cmd, "sm_partition add %s %d\n", dev ? dev : "0", chunks);
+            char *id = NULL;
+            if (run_control(d, NULL, NULL, cmd, out, sizeof out) == 0)
+                for (char *w = strtok(out, " \n"); w && !id; w = strtok(NULL, " \n"))
+                    if (strncmp(w, "GPU-", 4) == 0 || strncmp(w, "MIG-", 4) == 0)
+                        if (strchr(w, '/')) id = w;
+            if (!id)
+                return colo_error_set(err, COLO_EIO, g.mps_control, 0, sc->tenants[i].name,
+                                      "sm_partition add %s %d gave no partition ID", dev, chunks);
+            snprintf(g.partition[t->process], sizeof g.partition[0], "%s", id);
+        }
+    }
     return 0;
 }
 
@@ -669,7 +940,7 @@ static int remove_entry(const char *path, const struct stat *sb, int flag, struc
 /* The run folder holds only our own files: tenant records and errors, MPS pipes and logs. */
 static void remove_run_dir(void)
 {
-    if (!g.run_dir[0]) return;
+    if (!g.run_dir[0] || g.keep_run_dir) return;
     nftw(g.run_dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
     g.run_dir[0] = '\0';
 }
@@ -744,13 +1015,30 @@ static int assign_mig(const colo_scenario_t *sc, const colo_live_plan_t *plan, s
 }
 
 static int spawn(const struct live_opts *o, const colo_live_plan_t *plan, int p,
-                 const char *const *self_argv, size_t n_self, colo_error_t *err)
+                 colo_live_phase_t phase, const char *const *self_argv, size_t n_self,
+                 colo_error_t *err)
 {
     int ctl[2], st[2];
     if (pipe(ctl) || pipe(st))
         return colo_error_set(err, COLO_EIO, NULL, 0, NULL, "pipe: %s", strerror(errno));
     char child[4200];
-    snprintf(child, sizeof child, "%d,%d,%d,%s", p, ctl[0], st[1], g.run_dir);
+    snprintf(child, sizeof child, "%d,%d,%d,%c,%s", p, ctl[0], st[1],
+             phase == COLO_LIVE_FIT ? 'f' : 'r', g.run_dir);
+    char env[COLO_LIVE_ENV_MAX][COLO_LIVE_ENV_LEN];
+    size_t n_env = colo_live_env(plan, p, phase, g.run_dir, g.procs[p].uuid,
+                                 g.partition[p][0] ? g.partition[p] : NULL, env);
+    /* the environment as the results record it: the run folder as RUN */
+    char *rec = phase == COLO_LIVE_FIT ? g.procs[p].fit_env : g.procs[p].env;
+    size_t used = 0, rd = strlen(g.run_dir);
+    rec[0] = '\0';
+    for (size_t k = 0; k < n_env && used < sizeof g.procs[0].env; k++) {
+        char *v = strstr(env[k], g.run_dir);
+        int w = v ? snprintf(rec + used, sizeof g.procs[0].env - used, "%s%.*sRUN%s",
+                             k ? " " : "", (int)(v - env[k]), env[k], v + rd)
+                  : snprintf(rec + used, sizeof g.procs[0].env - used, "%s%s%s", k ? " " : "",
+                             strchr(env[k], '=') ? "" : "-", env[k]);
+        if (w > 0) used += (size_t)w;
+    }
     const char **argv = colo_calloc(n_self + 2 * o->n_sets + 8, sizeof *argv);
     if (!argv) return COLO_ENOMEM;
     size_t k = 0;
@@ -770,16 +1058,7 @@ static int spawn(const struct live_opts *o, const colo_live_plan_t *plan, int p,
     if (pid == 0) {
         close(ctl[1]);
         close(st[0]);
-        for (size_t i = 0; i < plan->n; i++) {
-            const colo_live_tenant_t *t = &plan->t[i];
-            if (t->process != p) continue;
-            if (t->ctx == COLO_LIVE_MPS && t->active_thread_percentage < 100) {
-                char pct[16];
-                snprintf(pct, sizeof pct, "%d", t->active_thread_percentage);
-                setenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", pct, 1);
-            }
-        }
-        if (g.procs[p].uuid) setenv("CUDA_VISIBLE_DEVICES", g.procs[p].uuid, 1);
+        apply_env(env, n_env);
         execv(self_argv[0], (char *const *)argv);
         _exit(127);
     }
@@ -896,6 +1175,12 @@ static int read_outcome(size_t tenant, colo_live_outcome_t *out)
     return rc;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
 static char *iso_now(char *buf, size_t n)
 {
     time_t t = time(NULL);
@@ -903,6 +1188,129 @@ static char *iso_now(char *buf, size_t n)
     gmtime_r(&t, &tm);
     strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
     return buf;
+}
+
+/* Waits for a fitting child's line ("fitted DEVICE" or "error MESSAGE") and its end. */
+static void wait_fit(struct proc *pr, double timeout_s)
+{
+    long long until = now_ns() + (long long)(timeout_s * 1e9);
+    char line[512];
+    ssize_t got = 0;
+    while (!g_signal && now_ns() < until) {
+        struct pollfd fd = {.fd = pr->st, .events = POLLIN};
+        if (poll(&fd, 1, 100) <= 0) continue;
+        got = read(pr->st, line, sizeof line - 1);
+        break;
+    }
+    if (got > 0) {
+        line[got] = '\0';
+        line[strcspn(line, "\n")] = '\0';
+        if (strncmp(line, "error ", 6) == 0)
+            snprintf(pr->fit_error, sizeof pr->fit_error, "%.250s", line + 6);
+    } else if (!g_signal && now_ns() >= until) {
+        snprintf(pr->fit_error, sizeof pr->fit_error,
+                 "the fit took more than %.0f s (--ready-timeout)", timeout_s);
+    }
+    int st;
+    if (!reap_within(pr->pid, got > 0 ? 10000 : 0, &st) && !pr->fit_error[0])
+        snprintf(pr->fit_error, sizeof pr->fit_error, "the fitting process did not end");
+    else if (!pr->fit_error[0] && (!WIFEXITED(st) || WEXITSTATUS(st)))
+        snprintf(pr->fit_error, sizeof pr->fit_error, "the fitting process failed (status %d)", st);
+    close(pr->ctl);
+    close(pr->st);
+    pr->pid = 0;
+}
+
+/* Runs `nvidia-smi ARGS` (or $COLOSIM_NVIDIA_SMI); its first line of output into out. 0 or -1. */
+static int smi_first_line(const char *args, char *out, size_t len)
+{
+    const char *smi = getenv("COLOSIM_NVIDIA_SMI");
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "%s %s 2>/dev/null", smi && *smi ? smi : "nvidia-smi", args);
+    FILE *f = popen(cmd, "r");
+    if (!f) return -1;
+    out[0] = '\0';
+    if (fgets(out, (int)len, f)) out[strcspn(out, "\r\n")] = '\0';
+    while (fgetc(f) != EOF) {
+    }
+    int st = pclose(f);
+    return st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0 && out[0] ? 0 : -1;
+}
+
+static void first_gpu_uuid(char *out, size_t len)
+{
+    char line[512];
+    const char *u;
+    out[0] = '\0';
+    if (smi_first_line("-L", line, sizeof line) == 0 && (u = strstr(line, "UUID: GPU-")))
+        sscanf(u + 6, "%95[^) \n]", out);
+    (void)len;
+}
+
+/* EXCLUSIVE_PROCESS lets one process hold the GPU: time-slicing between processes fails (a
+ * second context gets CUDA_ERROR_DEVICE_UNAVAILABLE) and only MPS clients share it; PROHIBITED
+ * lets none. 0, or an exit status after saying why. */
+static int check_compute_mode(const colo_scenario_t *sc, const colo_live_plan_t *plan,
+                              const char *prog)
+{
+    char mode[128];
+    if (smi_first_line("--query-gpu=compute_mode --format=csv,noheader", mode, sizeof mode)) {
+        fprintf(stderr, "%s: warning: cannot read the GPU's compute mode (nvidia-smi)\n", prog);
+        return 0;
+    }
+    if (strcmp(mode, "Prohibited") == 0) {
+        fprintf(stderr, "%s: %s: the GPU's compute mode is Prohibited: no process may use it "
+                        "(colosim never changes it)\n", prog, sc->path);
+        return EXIT_INPUT;
+    }
+    if (strcmp(mode, "Exclusive_Process") == 0 && !plan->mps_daemon && plan->n_processes > 1) {
+        fprintf(stderr,
+                "%s: %s: the GPU's compute mode is Exclusive_Process: only one process may use "
+                "it, and this %s run needs %d at once. An administrator can set Default "
+                "(nvidia-smi -c DEFAULT); colosim never changes it\n",
+                prog, sc->path, colo_share_mode_name(plan->mode), plan->n_processes);
+        return EXIT_INPUT;
+    }
+    return 0;
+}
+
+/* Each tenant's fit, from the fit files: where it was fitted and how close each kernel came. */
+static int fit_results(const colo_scenario_t *sc, const colo_live_plan_t *plan, json_t *tenants)
+{
+    for (size_t i = 0; i < plan->n; i++) {
+        json_t *t = json_array_get(tenants, i);
+        if (!t) return -1;
+        if (sc->tenants[i].command) {
+            json_object_set_new(t, "fit", json_null());
+            continue;
+        }
+        colo_live_fit_t f;
+        memset(&f, 0, sizeof f);
+        fit_load(g.run_dir, plan->t[i].process, &f);
+        double *e = colo_calloc(f.n + 1, sizeof *e);
+        if (!e) {
+            colo_live_fit_free(&f);
+            return -1;
+        }
+        size_t n = 0, within = 0;
+        for (size_t k = 0; k < f.n; k++) {
+            if (f.e[k].tenant != i || !(f.e[k].target_ns > 0)) continue;
+            e[n] = 100.0 * fabs(f.e[k].fitted_ns - f.e[k].target_ns) / f.e[k].target_ns;
+            within += e[n++] <= 5.0;
+        }
+        colo_live_fit_free(&f);
+        qsort(e, n, sizeof *e, cmp_double);
+        char where[96];
+        colo_place_rates_t at;
+        colo_live_fit_place(sc, plan, i, &at, where, sizeof where);
+        json_t *o = n ? json_pack("{s:s,s:I,s:f,s:f,s:f}", "placement", where, "kernels",
+                                  (json_int_t)n, "within_5pct", (double)within / (double)n,
+                                  "median_error_pct", e[n / 2], "max_error_pct", e[n - 1])
+                      : json_null();
+        colo_free(e);
+        if (!o || json_object_set_new(t, "fit", o)) return -1;
+    }
+    return 0;
 }
 
 static int parent_main(const struct live_opts *o, const colo_scenario_t *sc,
@@ -946,10 +1354,43 @@ static int parent_main(const struct live_opts *o, const colo_scenario_t *sc,
     colo_error_t err;
     colo_error_clear(&err);
     int rc = 0;
+    g.plan = plan;
+    bool smi = b->uses_gpu || getenv("COLOSIM_NVIDIA_SMI");
+    if (smi && (status = check_compute_mode(sc, plan, prog))) {
+        cleanup();
+        colo_free(procs);
+        return status;
+    }
+    char no_mps[4400];
+    colo_live_pipe_dir(g.run_dir, -1, no_mps, sizeof no_mps);
+    if (mkdir(no_mps, 0700))
+        rc = colo_error_set(&err, COLO_EIO, g.run_dir, 0, NULL, "cannot make %s", no_mps);
+    /* the fits: one process at a time, alone on the GPU, before any MPS daemon */
+    if (!rc && !o->quiet)
+        fprintf(stderr, "%s: fitting the synthetic kernels, one process at a time (%s)...\n",
+                prog, b->name);
+    long long origin = now_ns();
+    for (int p = 0; p < g.n && !rc && !g_signal; p++) {
+        g.procs[p].fit_start = now_ns() - origin;
+        rc = spawn(o, plan, p, COLO_LIVE_FIT, self_argv, n_self, &err);
+        if (!rc) wait_fit(&g.procs[p], o->ready_timeout_s);
+        g.procs[p].fit_end = now_ns() - origin;
+    }
     bool mps = plan->mps_daemon && (b->uses_gpu || getenv("COLOSIM_MPS_CONTROL"));
-    if (mps) rc = mps_start(&err);
-    for (int p = 0; p < g.n && !rc; p++)
-        rc = spawn(o, plan, p, self_argv, n_self, &err);
+    char gpu_uuid[96] = "";
+    if (mps && !rc && !g_signal) {
+        if (smi) first_gpu_uuid(gpu_uuid, sizeof gpu_uuid);
+        rc = mps_start(sc, gpu_uuid[0] ? gpu_uuid : NULL, &err);
+    }
+    for (int p = 0; p < g.n && !rc && !g_signal; p++)
+        rc = spawn(o, plan, p, COLO_LIVE_RUN, self_argv, n_self, &err);
+    if (g_signal && !rc) {
+        fprintf(stderr, "%s: interrupted (signal %d): processes stopped%s, no results written\n",
+                prog, (int)g_signal, mps ? ", MPS daemons stopped" : "");
+        cleanup();
+        colo_free(procs);
+        return EXIT_INTERRUPTED;
+    }
     if (rc) {
         char msg[2048];
         colo_error_format(&err, msg, sizeof msg);
@@ -1002,10 +1443,12 @@ static int parent_main(const struct live_opts *o, const colo_scenario_t *sc,
         }
         sleep_ns(2000000);
     }
+    /* children before daemons: a daemon told to quit waits for its clients */
+    kill_children();
     mps_stop();
     if (status == EXIT_INTERRUPTED) {
         fprintf(stderr, "%s: interrupted (signal %d): processes stopped%s, no results written\n",
-                prog, (int)g_signal, mps ? ", MPS daemon stopped" : "");
+                prog, (int)g_signal, mps ? ", MPS daemons stopped" : "");
         colo_free(fired);
         cleanup();
         colo_free(procs);
@@ -1028,20 +1471,30 @@ static int parent_main(const struct live_opts *o, const colo_scenario_t *sc,
                      fault ? " (fault injected by the scenario)" : "");
         if (out[i].error[0] && !fault) failed = true;
     }
-    for (int i = 0; i < g.n && !rc; i++)
+    for (int i = 0; i < g.n && !rc; i++) {
+        const struct proc *pr = &g.procs[i];
         json_array_append_new(
             procs_json,
-            json_pack("{s:i,s:I,s:s,s:o}", "process", i, "pid", (json_int_t)g.procs[i].pid,
-                      "device", g.procs[i].device, "error",
-                      g.procs[i].error[0] ? json_string(g.procs[i].error) : json_null()));
+            json_pack("{s:i,s:I,s:s,s:s,s:{s:s,s:f,s:f,s:o},s:o}", "process", i, "pid",
+                      (json_int_t)pr->pid, "device", pr->device, "environment", pr->env, "fit",
+                      "environment", pr->fit_env, "start_s", (double)pr->fit_start / 1e9,
+                      "end_s", (double)pr->fit_end / 1e9, "error",
+                      pr->fit_error[0] ? json_string(pr->fit_error) : json_null(), "error",
+                      pr->error[0] ? json_string(pr->error) : json_null()));
+    }
     char date[32], host[256] = "";
     gethostname(host, sizeof host - 1);
     json_t *live = rc ? NULL
-                      : json_pack("{s:s,s:s,s:s,s:b,s:o}", "backend", b->name, "started",
+                      : json_pack("{s:s,s:s,s:s,s:b,s:i,s:f,s:o}", "backend", b->name, "started",
                                   iso_now(date, sizeof date), "host", host, "mps_daemon", mps,
-                                  "processes", procs_json);
+                                  "mps_daemons", mps ? plan->n_daemons : 0, "run_start_s",
+                                  (double)(t0 - origin) / 1e9, "processes", procs_json);
     if (!live) json_decref(procs_json);
     json_t *res = live ? colo_live_results(sc, plan, out, o->sets, o->n_sets, live) : NULL;
+    if (res && fit_results(sc, plan, json_object_get(res, "tenants"))) {
+        json_decref(res);
+        res = NULL;
+    }
     if (!res) rc = COLO_ENOMEM;
     if (!rc && o->output) rc = colo_results_write(res, o->output, &err);
     if (rc) {

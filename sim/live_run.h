@@ -17,15 +17,40 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+/* One fitted kernel: op of scenario tenant `tenant` runs `iters` work iterations, which took
+ * fitted_ns alone where the simulator gives it target_ns there (colo_live_fit_place). */
+typedef struct colo_live_fit_entry {
+    size_t tenant, op;
+    long long iters;
+    double target_ns, fitted_ns;
+} colo_live_fit_entry_t;
+
+/* The fit of one process: what its backend's fit wrote, read back by its run. */
+typedef struct colo_live_fit {
+    colo_live_fit_entry_t *e;
+    size_t n, cap;
+} colo_live_fit_t;
+
+/* Appends an entry; 0 or COLO_ENOMEM. */
+int colo_live_fit_add(colo_live_fit_t *f, size_t tenant, size_t op, long long iters,
+                      double target_ns, double fitted_ns);
+void colo_live_fit_free(colo_live_fit_t *f);
+
 typedef struct colo_live_backend {
     const char *name;    /* --backend NAME */
     const char *summary; /* one line for --help */
     bool uses_gpu;       /* it needs the MPS daemon and MIG instances the plan asks for */
-    /* In a child, before the barrier: sets up the synthetic tenants of process proc (those
-     * whose plan entry has that process and whose scenario entry has no command). Writes a
-     * one-line description of the device into device. 0 or a negative code with err set. */
-    int (*prepare)(const colo_scenario_t *sc, const colo_live_plan_t *plan, int proc, char *device,
-                   size_t device_len, colo_error_t *err);
+    /* In a fitting child, alone on the GPU (one process at a time, before any MPS daemon
+     * starts): sizes the synthetic kernels of process proc's tenants (those whose plan entry has
+     * that process and whose scenario entry has no command) against their targets where
+     * colo_live_fit_place says, and adds one entry per kernel to fit. */
+    int (*fit)(const colo_scenario_t *sc, const colo_live_plan_t *plan, int proc,
+               colo_live_fit_t *fit, char *device, size_t device_len, colo_error_t *err);
+    /* In a run child, before the barrier: sets up process proc's synthetic tenants in their
+     * placement with the fit its fitting child made. Writes a one-line description of the
+     * device into device. 0 or a negative code with err set. */
+    int (*prepare)(const colo_scenario_t *sc, const colo_live_plan_t *plan, int proc,
+                   const colo_live_fit_t *fit, char *device, size_t device_len, colo_error_t *err);
     /* Runs one request of tenant t (an index into the scenario) to completion. Called from the
      * tenant's own thread, concurrently with other tenants'. 0 or a negative code. */
     int (*request)(size_t t, colo_error_t *err);

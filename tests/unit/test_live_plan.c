@@ -115,7 +115,9 @@ Test(live_plan, the_plan_prints_every_process_and_tenant)
     FILE *f = open_memstream(&buf, &len);
     colo_live_plan_print(sc, &p, f);
     fclose(f);
-    cr_expect(strstr(buf, "private MPS control daemon"));
+    cr_expect(strstr(buf, "MPS daemon 0 (private"));
+    cr_expect(strstr(buf, "run environment: CUDA_MPS_PIPE_DIRECTORY=RUN/mps-0/pipe"));
+    cr_expect(strstr(buf, "fit environment: CUDA_MPS_PIPE_DIRECTORY=RUN/no-mps"));
     cr_expect(strstr(buf, "process 2"));
     cr_expect(strstr(buf, "tenant bert"));
     cr_expect(strstr(buf, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=100"));
@@ -189,5 +191,149 @@ Test(live_plan, command_tenants_refuse_green)
     cr_assert_eq(colo_live_plan(sc, &p, &err), COLO_EUNSUPPORTED);
     cr_assert(strstr(err.text, "Green Contexts share one process"), "%s", err.text);
     cr_assert_str_eq(err.key, "a");
+    colo_scenario_free(sc);
+}
+
+/* The environment of every process: fit and run, for each mechanism (issue 23). */
+static const char *env_of(const colo_live_plan_t *p, int proc, colo_live_phase_t ph,
+                          const char *uuid, const char *part, const char *key)
+{
+    static char env[COLO_LIVE_ENV_MAX][COLO_LIVE_ENV_LEN];
+    size_t n = colo_live_env(p, proc, ph, "/run", uuid, part, env);
+    size_t kl = strlen(key);
+    for (size_t k = 0; k < n; k++)
+        if (strncmp(env[k], key, kl) == 0 && (env[k][kl] == '=' || env[k][kl] == '\0'))
+            return env[k][kl] ? env[k] + kl + 1 : "(removed)";
+    return NULL; /* left as inherited */
+}
+
+Test(live_plan, each_process_gets_its_environment)
+{
+    colo_live_plan_t p;
+    /* time-slicing: never an MPS client (an empty pipe folder), no cap */
+    const char *ts[] = {"sharing.mode=timeslice"};
+    colo_scenario_t *sc = load("tests/fixtures/two_tenants.cfg", ts, 1);
+    plan(sc, &p);
+    for (int ph = 0; ph < 2; ph++) {
+        cr_expect_str_eq(env_of(&p, 1, (colo_live_phase_t)ph, NULL, NULL, "CUDA_MPS_PIPE_DIRECTORY"),
+                         "/run/no-mps");
+        cr_expect_str_eq(env_of(&p, 1, (colo_live_phase_t)ph, NULL, NULL,
+                                "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"), "(removed)");
+        cr_expect_null(env_of(&p, 1, (colo_live_phase_t)ph, NULL, NULL, "CUDA_VISIBLE_DEVICES"));
+    }
+    cr_expect_eq(p.n_daemons, 0);
+    colo_live_plan_free(&p);
+    colo_scenario_free(sc);
+
+    /* MPS: one daemon; fitted as no client and uncapped, run as a capped client */
+    const char *mps[] = {"sharing.mode=mps", "tenants.[1].active_thread_percentage=30"};
+    sc = load("tests/fixtures/two_tenants.cfg", mps, 2);
+    plan(sc, &p);
+    cr_expect_eq(p.n_daemons, 1);
+    cr_expect_eq(p.daemons[0].instance, -1);
+    cr_expect_str_eq(env_of(&p, 1, COLO_LIVE_FIT, NULL, NULL, "CUDA_MPS_PIPE_DIRECTORY"),
+                     "/run/no-mps");
+    cr_expect_str_eq(env_of(&p, 1, COLO_LIVE_FIT, NULL, NULL, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"),
+                     "(removed)");
+    cr_expect_str_eq(env_of(&p, 1, COLO_LIVE_RUN, NULL, NULL, "CUDA_MPS_PIPE_DIRECTORY"),
+                     "/run/mps-0/pipe");
+    cr_expect_str_eq(env_of(&p, 1, COLO_LIVE_RUN, NULL, NULL, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"),
+                     "30");
+    char denv[COLO_LIVE_ENV_MAX][COLO_LIVE_ENV_LEN];
+    size_t n = colo_live_daemon_env(&p, 0, "/run", NULL, denv);
+    cr_expect_eq(n, 2, "the whole GPU's daemon: pipe and log folders only");
+    cr_expect_str_eq(denv[0], "CUDA_MPS_PIPE_DIRECTORY=/run/mps-0/pipe");
+    cr_expect_str_eq(denv[1], "CUDA_MPS_LOG_DIRECTORY=/run/mps-0/log");
+    colo_live_plan_free(&p);
+    colo_scenario_free(sc);
+
+    /* MIG, one instance time-sliced and one MPS-shared: one daemon, for that instance */
+    const char *mig[] = {"sharing.instances.[1].share=mps"};
+    sc = load("tests/fixtures/live/mig.cfg", mig, 1);
+    plan(sc, &p);
+    cr_expect_eq(p.n_daemons, 1);
+    cr_expect_eq(p.daemons[0].instance, 1);
+    cr_expect_eq(p.t[0].daemon, -1);
+    cr_expect_eq(p.t[1].daemon, 0);
+    cr_expect_str_eq(env_of(&p, 0, COLO_LIVE_RUN, "MIG-a", NULL, "CUDA_MPS_PIPE_DIRECTORY"),
+                     "/run/no-mps");
+    cr_expect_str_eq(env_of(&p, 0, COLO_LIVE_RUN, "MIG-a", NULL, "CUDA_VISIBLE_DEVICES"), "MIG-a");
+    cr_expect_str_eq(env_of(&p, 1, COLO_LIVE_RUN, "MIG-b", NULL, "CUDA_MPS_PIPE_DIRECTORY"),
+                     "/run/mps-0/pipe");
+    cr_expect_str_eq(env_of(&p, 1, COLO_LIVE_FIT, "MIG-b", NULL, "CUDA_MPS_PIPE_DIRECTORY"),
+                     "/run/no-mps");
+    n = colo_live_daemon_env(&p, 0, "/run", "MIG-b", denv);
+    cr_expect_eq(n, 3);
+    cr_expect_str_eq(denv[2], "CUDA_VISIBLE_DEVICES=MIG-b");
+    /* fitted where it runs: no whole GPU exists under MIG */
+    colo_place_rates_t at;
+    char where[96];
+    colo_live_fit_place(sc, &p, 0, &at, where, sizeof where);
+    cr_expect_str_eq(where, "MIG 3g.40gb (60 SMs)");
+    cr_expect_eq(at.sms, 60);
+    colo_live_plan_free(&p);
+    colo_scenario_free(sc);
+
+    /* MPS static partitions: the client's partition ID, the partition of the simulator's SMs */
+    const char *st[] = {"sharing.mode=mps", "sharing.cuda=13.1", "sharing.static_partitions=true",
+                        "tenants.[0].sms=64", "tenants.[1].sms=32"};
+    sc = load("tests/fixtures/two_tenants.cfg", st, 5);
+    plan(sc, &p);
+    cr_expect(p.daemons[0].static_partitions);
+    cr_expect_eq(p.t[0].partition, 64);
+    cr_expect_eq(p.t[1].partition, 32);
+    cr_expect_str_eq(env_of(&p, 1, COLO_LIVE_RUN, NULL, "GPU-x/P", "CUDA_MPS_SM_PARTITION"),
+                     "GPU-x/P");
+    cr_expect_str_eq(env_of(&p, 1, COLO_LIVE_FIT, NULL, "GPU-x/P", "CUDA_MPS_SM_PARTITION"),
+                     "(removed)");
+    colo_live_plan_free(&p);
+    colo_scenario_free(sc);
+}
+
+/* A stand-in for cuDevSmResourceSplitByCount as cuda.h documents it: groups of min_count SMs
+ * rounded up to the architecture's alignment, disjoint, at most as many as asked and as fit.
+ * Group g holds SMs [first[g], first[g] + sms[g]). */
+static int stub_split(int device_sms, int align, int min_count, int asked, unsigned *sms,
+                      int *first)
+{
+    int size = (min_count + align - 1) / align * align, n = 0;
+    for (int cursor = 0; n < asked && cursor + size <= device_sms; cursor += size, n++) {
+        sms[n] = (unsigned)size;
+        first[n] = cursor;
+    }
+    return n;
+}
+
+Test(live_plan, green_contexts_come_from_one_split_and_are_disjoint)
+{
+    const char *sets[] = {"tenants.[0].sms=40", "tenants.[1].sms=56"};
+    colo_scenario_t *sc = load("scenarios/green_contexts_h100.cfg", sets, 2);
+    colo_live_plan_t p;
+    plan(sc, &p);
+    cr_assert_eq(p.green_unit, 8, "40 and 56 SMs are made of groups of 8");
+    cr_assert_eq(p.green_groups, 12);
+    unsigned sms[64];
+    int first[64];
+    int n = stub_split(132, 8, p.green_unit, p.green_groups, sms, first);
+    cr_assert_eq(n, 12);
+    int granted[2];
+    colo_error_t err;
+    colo_error_clear(&err);
+    cr_assert_eq(colo_live_green_check(sc, &p, sms, n, granted, &err), 0, "%s", err.text);
+    cr_expect_eq(granted[0], 40);
+    cr_expect_eq(granted[1], 56);
+    /* the SMs each context gets: no SM in both */
+    bool used[132] = {false};
+    for (size_t i = 0; i < p.n; i++)
+        for (int g = p.t[i].group_first; g < p.t[i].group_first + p.t[i].group_count; g++)
+            for (int s = first[g]; s < first[g] + (int)sms[g]; s++) {
+                cr_assert_not(used[s], "SM %d in two Green Contexts", s);
+                used[s] = true;
+            }
+    /* a driver that rounds groups up (an A100-like alignment of 16 here) is caught */
+    n = stub_split(132, 16, p.green_unit, p.green_groups, sms, first);
+    cr_assert_eq(colo_live_green_check(sc, &p, sms, n, granted, &err), COLO_EUNSUPPORTED);
+    cr_expect(strstr(err.text, "simulator assumed"), "%s", err.text);
+    colo_live_plan_free(&p);
     colo_scenario_free(sc);
 }
