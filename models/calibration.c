@@ -237,6 +237,17 @@ static int read_calibration(const struct reader *r, json_t *root, const colo_gpu
                                "%g %s is more than 10 times off the datasheet value (%g): "
                                "measured on another GPU, or a broken measurement",
                                x, units[id], was);
+        /* an "L2" rate far above the GPU file's is L1 hits (loads cached in L1, each SM
+         * re-reading its slice; issue 23), and one below DRAM's is not from L2 */
+        if (id == COLO_CAL_L2 && was > 0 && x > 2 * was)
+            return param_error(r, i, "value",
+                               "%g GB/s is more than twice the GPU file's L2 bandwidth (%g GB/s): "
+                               "L1 hits, not L2 (loads must bypass L1, e.g. __ldcg)",
+                               x, was);
+        if (id == COLO_CAL_L2 && x < colo_gpu_dram_rate(g))
+            return param_error(r, i, "value",
+                               "%g GB/s is below the DRAM bandwidth (%g GB/s): not an L2 "
+                               "measurement", x, colo_gpu_dram_rate(g));
         if (id == COLO_CAL_DRAM && x > g->memory.peak_gbps)
             return param_error(r, i, "value", "%g GB/s exceeds the datasheet peak (%g GB/s)", x,
                                g->memory.peak_gbps);
