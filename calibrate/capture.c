@@ -45,6 +45,11 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
     (void)size;
     CUpti_Activity *rec = NULL;
     pthread_mutex_lock(&lock);
+    if (!started) { /* after the file was closed (a late buffer): dropped, never written */
+        pthread_mutex_unlock(&lock);
+        free(buffer);
+        return;
+    }
     while (valid && cuptiActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS)
         colo_capture_record(&writer, rec);
     size_t dropped = 0;
@@ -55,9 +60,19 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
     free(buffer);
 }
 
+static const CUpti_ActivityKind kinds[] = {
+    CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+    CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_RUNTIME,
+    CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_ACTIVITY_KIND_MARKER,
+};
+
 static void finish(void)
 {
     if (!started) return;
+    /* no new records after this: disable every kind, then flush what is buffered; a buffer
+     * CUPTI still hands over after the close is dropped (buffer_completed) */
+    for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++)
+        cuptiActivityDisable(kinds[i]);
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     pthread_mutex_lock(&lock);
     if (writer.dropped_markers)
@@ -97,11 +112,6 @@ int InitializeInjection(void)
         fclose(f);
         return 0;
     }
-    static const CUpti_ActivityKind kinds[] = {
-        CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
-        CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_RUNTIME,
-        CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_ACTIVITY_KIND_MARKER,
-    };
     for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++)
         if ((r = cuptiActivityEnable(kinds[i])) != CUPTI_SUCCESS)
             warn_cupti("cuptiActivityEnable", r); /* MARKER needs NVTX_INJECTION64_PATH */
