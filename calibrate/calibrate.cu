@@ -1079,12 +1079,15 @@ static void measure_timeslice(const char *self)
 static const char usage[] =
     "usage: colosim-calibrate [--gpu NAME] [-o FILE] [--repeats N] [--quick] [--only LIST]\n"
     "                         [--device N]\n"
+    "       colosim-calibrate --guess-gpu [--device N]\n"
     "Measures the GPU's rates and latencies and writes a colosim calibration file\n"
     "(docs/calibration.md): by default calibrated-NAME.json, where NAME is the GPU description\n"
     "it calibrates (guessed from the device's name; --gpu names it).\n"
     "  --repeats N   repeats per measurement (default 7); each parameter is their median\n"
     "  --quick       smaller sizes and fewer iterations: a smoke run of a minute\n"
     "  --only LIST   some of: fp32,tensor,dram,l2,launch,pcie,corun,green,timeslice\n"
+    "  --guess-gpu   print the GPU description of the device (from its name, memory and SMs)\n"
+    "                and exit: 0, or 2 when colosim has none\n"
     "Exit status: 0 written; 3 written but some checks failed; 77 no usable GPU; 2 usage.\n";
 
 int main(int argc, char **argv)
@@ -1099,7 +1102,9 @@ int main(int argc, char **argv)
         {"gpu", required_argument, NULL, 'g'},   {"output", required_argument, NULL, 'o'},
         {"repeats", required_argument, NULL, 'r'}, {"quick", no_argument, NULL, 'q'},
         {"only", required_argument, NULL, 'n'},  {"device", required_argument, NULL, 'd'},
-        {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0}};
+        {"help", no_argument, NULL, 'h'},        {"guess-gpu", no_argument, NULL, 'G'},
+        {NULL, 0, NULL, 0}};
+    bool guess_only = false;
     int c;
     while ((c = getopt_long(argc, argv, "o:h", longs, NULL)) != -1) {
         switch (c) {
@@ -1110,6 +1115,7 @@ int main(int argc, char **argv)
         case 'n': O.only = optarg; break;
         case 'd': O.device = atoi(optarg); break;
         case 'h': fputs(usage, stdout); return 0;
+        case 'G': guess_only = true; break;
         default: fputs(usage, stderr); return 2;
         }
     }
@@ -1131,11 +1137,16 @@ int main(int argc, char **argv)
     CK(cudaSetDevice(O.device));
     CK(cudaGetDeviceProperties(&g_prop, O.device));
     const char *gname = O.gpu ? O.gpu
-                              : colo_gpu_guess(g_prop.name, (double)g_prop.totalGlobalMem / 1073741824.0);
+                              : colo_gpu_guess(g_prop.name, (double)g_prop.totalGlobalMem / 1073741824.0,
+                                               g_prop.multiProcessorCount);
     if (!gname) {
-        fprintf(stderr, "colosim-calibrate: no GPU description for '%s': give --gpu NAME "
-                        "(colosim gpus lists them)\n", g_prop.name);
+        fprintf(stderr, "colosim-calibrate: no GPU description for '%s' (%d SMs): give --gpu NAME "
+                        "(colosim gpus lists them)\n", g_prop.name, g_prop.multiProcessorCount);
         return 2;
+    }
+    if (guess_only) {
+        printf("%s\n", gname);
+        return 0;
     }
     colo_error_t err;
     colo_error_clear(&err);
@@ -1144,6 +1155,13 @@ int main(int argc, char **argv)
         char msg[2048];
         colo_error_format(&err, msg, sizeof msg);
         fprintf(stderr, "colosim-calibrate: %s\n", msg);
+        return 2;
+    }
+    if (gpu->sm.count != g_prop.multiProcessorCount) {
+        fprintf(stderr, "colosim-calibrate: the device '%s' has %d SMs and the GPU description "
+                        "%s has %d: give the --gpu of this device (colosim gpus lists them)\n",
+                g_prop.name, g_prop.multiProcessorCount, gname, gpu->sm.count);
+        colo_gpu_free(gpu);
         return 2;
     }
     g_gpu = gpu;

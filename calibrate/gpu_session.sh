@@ -18,7 +18,8 @@ log() { echo "== $(date -u +%H:%M:%S) $*" | tee -a "$work/session.log"; }
 log "device"
 { date -u +%Y-%m-%dT%H:%M:%SZ; uname -a; nvidia-smi; nvidia-smi -q; } >"$work/raw/nvidia-smi.txt" 2>&1
 "$bin/colosim-devinfo" >"$work/raw/devinfo.json" 2>>"$work/session.log"
-gpu=$(python3 -c "import json,sys;d=json.load(open('$work/raw/devinfo.json'))['devices'][0];n=d['name'];print('h200' if 'H200' in n else 'h100-sxm' if 'H100' in n else 'unknown')")
+# the GPU file of this device, as colosim itself tells it (name, memory and SM count)
+gpu=$("$bin/colosim-calibrate" --guess-gpu 2>>"$work/session.log") || gpu=unknown
 log "gpu description: $gpu"
 
 log "calibration"

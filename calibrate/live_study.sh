@@ -21,7 +21,11 @@ log() { echo "== $(date -u +%H:%M:%S) $*" | tee -a "$out/study.log"; }
 gpu=${GPU:-}
 if [ -z "$gpu" ]; then
     name=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
-    case "$name" in *H200*) gpu=h200 ;; *H100*) gpu=h100-sxm ;; *) gpu=h100-sxm ;; esac
+    # the GPU file of this device, as colosim itself tells it (name, memory and SM count)
+    gpu=$("$bin/colosim-calibrate" --guess-gpu 2>>"$out/study.log") || {
+        log "no GPU file for '${name:-?}': give GPU=NAME (colosim gpus lists them)"
+        exit 2
+    }
 fi
 log "gpu description $gpu (${name:-no nvidia-smi}), backend $backend, ${duration} s per scenario"
 { date -u +%Y-%m-%dT%H:%M:%SZ; nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,temperature.gpu,compute_mode,mig.mode.current --format=csv; } \

@@ -532,11 +532,17 @@ int colo_gpu_open(const char *name, const char *base_dir, const char *calibratio
     return 0;
 }
 
-const char *colo_gpu_guess(const char *name, double gib)
+const char *colo_gpu_guess(const char *name, double gib, int sms)
 {
     if (!name) return NULL;
+    /* the names cudaGetDeviceProperties and nvidia-smi report ("NVIDIA H100 PCIe", "NVIDIA H100
+     * 80GB HBM3", "NVIDIA A100-SXM4-40GB", ...), and the GPU files' full names */
     if (strstr(name, "H200")) return "h200";
-    if (strstr(name, "H100")) return "h100-sxm";
+    if (strstr(name, "H100")) {
+        if (strstr(name, "NVL")) return NULL; /* 132 SMs but HBM3 at 3.9 TB/s: no file of its own */
+        if (strstr(name, "PCIe") || sms == 114) return "h100-pcie";
+        return sms == 0 || sms == 132 ? "h100-sxm" : NULL;
+    }
     if (strstr(name, "A100")) return gib > 50 ? "a100-80gb" : "a100-40gb";
     if (strstr(name, "V100")) return "v100-sxm2";
     if (strstr(name, "Orin")) return "orin-agx";

@@ -126,8 +126,9 @@ int colo_gpu_names(char ***names, size_t *count);
 void colo_gpu_names_free(char **names, size_t count);
 
 /* The GPU description for a device as CUDA names it ("NVIDIA H100 80GB HBM3"), with gib its
- * memory in GiB (tells the A100s apart); NULL when colosim has none. */
-const char *colo_gpu_guess(const char *device_name, double gib);
+ * memory in GiB (tells the A100s apart) and sms its SM count, 0 if unknown (tells the H100 PCIe,
+ * 114 SMs, from the SXM, 132); NULL when colosim has none (the H100 NVL, for one). */
+const char *colo_gpu_guess(const char *device_name, double gib, int sms);
 
 /* Peak FP32 rate of one SM in FLOP per nanosecond (clock x lanes x 2). */
 double colo_gpu_sm_fp32_rate(const colo_gpu_t *gpu);

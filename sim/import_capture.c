@@ -301,7 +301,7 @@ int colo_import_capture(const char *path, const colo_kineto_opts_t *o, colo_trac
     c.err = err;
     int rc = read_file(&c);
     const char *gpu = o->gpu;
-    if (!rc && !gpu && !(gpu = colo_gpu_guess(c.device, c.device_gib)))
+    if (!rc && !gpu && !(gpu = colo_gpu_guess(c.device, c.device_gib, 0)))
         rc = colo_error_set(err, COLO_EINVAL, path, 0, "device",
                             "cannot tell which GPU '%s' is: give --gpu", c.device);
     char stem[256];

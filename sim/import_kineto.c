@@ -242,7 +242,8 @@ int colo_import_kineto(const char *path, const colo_kineto_opts_t *o, colo_trace
     const char *gpu = o->gpu;
     json_t *dev = json_array_get(json_object_get(root, "deviceProperties"), 0);
     const char *dname = json_string_value(json_object_get(dev, "name"));
-    if (!gpu) gpu = colo_gpu_guess(dname, num(dev, "totalGlobalMem", 0) / 1073741824.0);
+    if (!gpu) gpu = colo_gpu_guess(dname, num(dev, "totalGlobalMem", 0) / 1073741824.0,
+                                       (int)num(dev, "numSms", 0));
     if (!gpu) { /* the message before the document (which holds the name) goes */
         rc = colo_error_set(err, COLO_EINVAL, path, 0, "deviceProperties",
                             "cannot tell which GPU '%s' is: give --gpu", dname ? dname : "?");

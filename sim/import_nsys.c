@@ -177,8 +177,8 @@ int colo_import_nsys(const char *path, const colo_kineto_opts_t *o, colo_trace_t
             const char *nm = (const char *)sqlite3_column_text(st, 0);
             snprintf(devname, sizeof devname, "%s", nm ? nm : "");
             if (!gpu)
-                gpu = colo_gpu_guess(devname,
-                                            (double)sqlite3_column_int64(st, 1) / 1073741824.0);
+                gpu = colo_gpu_guess(devname, (double)sqlite3_column_int64(st, 1) / 1073741824.0,
+                                     0);
         }
         sqlite3_finalize(st);
     }

@@ -117,3 +117,49 @@ Test(gpu, bad_descriptions_give_the_expected_error)
     size_t n = for_each_file(src_path("tests/fixtures/gpus_bad"), "cfg", check_bad_gpu);
     cr_assert_geq(n, 6);
 }
+
+/* A device is told to be each GPU file's: by the file's own full name, memory and SMs, and by the
+ * names CUDA reports for the real boards (issue 23: an A100 run became "unknown" and an H100
+ * PCIe "h100-sxm"). Reported names and SM counts as the research notes cite them: nvidia-smi
+ * and deviceQuery outputs in public issues (docs/calibration.md, "Which GPU file"). */
+Test(gpu, every_gpu_file_is_guessed_from_its_device)
+{
+    char **names;
+    size_t n;
+    cr_assert_eq(colo_gpu_names(&names, &n), 0);
+    cr_assert_gt(n, 5);
+    for (size_t i = 0; i < n; i++) {
+        colo_gpu_t *g;
+        colo_error_t err;
+        colo_error_clear(&err);
+        cr_assert_eq(colo_gpu_open(names[i], NULL, "none", &g, "test", 0, NULL, &err), 0, "%s",
+                     err.text);
+        const char *got = colo_gpu_guess(g->full_name, g->memory.size_gib, g->sm.count);
+        cr_expect(got && strcmp(got, g->name) == 0, "%s (%s, %g GiB, %d SMs) guessed as %s",
+                  g->name, g->full_name, g->memory.size_gib, g->sm.count, got ? got : "none");
+        colo_gpu_free(g);
+    }
+    colo_gpu_names_free(names, n);
+    static const struct {
+        const char *reported;
+        double gib;
+        int sms;
+        const char *file;
+    } boards[] = {
+        {"NVIDIA A100-SXM4-40GB", 39.4, 108, "a100-40gb"},
+        {"NVIDIA A100-SXM4-80GB", 79.2, 108, "a100-80gb"},
+        {"NVIDIA H100 80GB HBM3", 79.1, 132, "h100-sxm"},
+        {"NVIDIA H100 PCIe", 79.1, 114, "h100-pcie"},
+        {"NVIDIA H200", 139.8, 132, "h200"},
+        {"Tesla V100-SXM2-16GB", 15.8, 80, "v100-sxm2"},
+        {"NVIDIA H100 NVL", 93.1, 132, NULL}, /* no file of its own */
+    };
+    for (size_t i = 0; i < sizeof boards / sizeof *boards; i++) {
+        const char *got = colo_gpu_guess(boards[i].reported, boards[i].gib, boards[i].sms);
+        if (!boards[i].file)
+            cr_expect_null(got, "%s guessed as %s", boards[i].reported, got);
+        else
+            cr_expect(got && strcmp(got, boards[i].file) == 0, "%s guessed as %s",
+                      boards[i].reported, got ? got : "none");
+    }
+}
