@@ -1196,10 +1196,12 @@ static void wait_fit(struct proc *pr, double timeout_s)
     long long until = now_ns() + (long long)(timeout_s * 1e9);
     char line[512];
     ssize_t got = 0;
+    bool answered = false; /* a line, or end of file: the child is ending by itself */
     while (!g_signal && now_ns() < until) {
         struct pollfd fd = {.fd = pr->st, .events = POLLIN};
         if (poll(&fd, 1, 100) <= 0) continue;
         got = read(pr->st, line, sizeof line - 1);
+        answered = true;
         break;
     }
     if (got > 0) {
@@ -1212,7 +1214,7 @@ static void wait_fit(struct proc *pr, double timeout_s)
                  "the fit took more than %.0f s (--ready-timeout)", timeout_s);
     }
     int st;
-    if (!reap_within(pr->pid, got > 0 ? 10000 : 0, &st) && !pr->fit_error[0])
+    if (!reap_within(pr->pid, answered ? 10000 : 0, &st) && !pr->fit_error[0])
         snprintf(pr->fit_error, sizeof pr->fit_error, "the fitting process did not end");
     else if (!pr->fit_error[0] && (!WIFEXITED(st) || WEXITSTATUS(st)))
         snprintf(pr->fit_error, sizeof pr->fit_error, "the fitting process failed (status %d)", st);
