@@ -955,12 +955,18 @@ static void cleanup(void)
 
 /* MIG instances of the machine, as `nvidia-smi -L` lists them: "  MIG 3g.40gb Device 0: (UUID:
  * MIG-...)". Fills profile/uuid pairs; returns how many, or -1 when nvidia-smi cannot run. */
-static int mig_instances(char prof[][32], char uuid[][96], int max)
+/* `nvidia-smi ARGS` (or $COLOSIM_NVIDIA_SMI), its standard output to read; pclose it. */
+static FILE *smi_open(const char *args)
 {
     const char *smi = getenv("COLOSIM_NVIDIA_SMI");
     char cmd[512];
-    snprintf(cmd, sizeof cmd, "%s -L 2>/dev/null", smi && *smi ? smi : "nvidia-smi");
-    FILE *f = popen(cmd, "r");
+    snprintf(cmd, sizeof cmd, "%s %s 2>/dev/null", smi && *smi ? smi : "nvidia-smi", args);
+    return popen(cmd, "r");
+}
+
+static int mig_instances(char prof[][32], char uuid[][96], int max)
+{
+    FILE *f = smi_open("-L");
     if (!f) return -1;
     char line[512];
     int n = 0;
@@ -1226,10 +1232,7 @@ static void wait_fit(struct proc *pr, double timeout_s)
 /* Runs `nvidia-smi ARGS` (or $COLOSIM_NVIDIA_SMI); its first line of output into out. 0 or -1. */
 static int smi_first_line(const char *args, char *out, size_t len)
 {
-    const char *smi = getenv("COLOSIM_NVIDIA_SMI");
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "%s %s 2>/dev/null", smi && *smi ? smi : "nvidia-smi", args);
-    FILE *f = popen(cmd, "r");
+    FILE *f = smi_open(args);
     if (!f) return -1;
     out[0] = '\0';
     if (fgets(out, (int)len, f)) out[strcspn(out, "\r\n")] = '\0';
@@ -1245,8 +1248,7 @@ static void first_gpu_uuid(char *out, size_t len)
     const char *u;
     out[0] = '\0';
     if (smi_first_line("-L", line, sizeof line) == 0 && (u = strstr(line, "UUID: GPU-")))
-        sscanf(u + 6, "%95[^) \n]", out);
-    (void)len;
+        snprintf(out, len, "%.*s", (int)strcspn(u + 6, ") \n"), u + 6);
 }
 
 /* EXCLUSIVE_PROCESS lets one process hold the GPU: time-slicing between processes fails (a
