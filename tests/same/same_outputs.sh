@@ -31,12 +31,18 @@ mkdir out
 data=$root/../shared/data
 jobs=$(nproc 2>/dev/null || echo 2)
 export COLOSIM_GPU_PATH=src/models/gpus
+# the source tree the binary was configured from (printed in its usage)
+srcdir=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$(dirname "$colosim")/CMakeCache.txt" 2>/dev/null || true)
+srcdir=${srcdir:-$root}
 
 # One command: its standard output and error and its exit status go to out/NAME.txt.
 c() {
     local name=$1; shift
     local rc=0
-    "$colosim" "$@" > "out/$name.txt" 2>&1 || rc=$?
+    "$colosim" "$@" > "out/$name.raw" 2>&1 || rc=$?
+    # the binary names its source tree's GPU folder: the same on every clone once replaced
+    sed "s|$srcdir|SRC|g" "out/$name.raw" > "out/$name.txt"
+    rm "out/$name.raw"
     echo "exit $rc" >> "out/$name.txt"
 }
 
@@ -69,6 +75,16 @@ c cluster_sweep sweep src/scenarios/studies/gpus_by_policy.cfg -o out/cluster_sw
 rm -rf out/sweep/points out/search/search out/cluster_sweep/points
 
 c validate validate src/validation -o out/validate.json
+for t in run check plan live compare sweep search plot gpus import calibrate validate trace \
+         nosuch; do
+    c "help_$t" help "$t"
+done
+c help help
+c no_command
+c unknown_command frobnicate
+c version version
+c run_no_file run
+c run_bad_option run --frobnicate
 c gpus gpus
 for g in h100-sxm a100-80gb orin-agx; do c "gpus_$g" gpus "$g"; done
 c trace_resnet50 trace src/traces/resnet50_b4_v100.json --on h100-sxm,a100-80gb --partitions
