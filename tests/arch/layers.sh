@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# The layers of docs/architecture.md, checked over the #include "..." lines of every C/CUDA file
+# under sim/ and models/: a file may include headers of its own layer and of the layers below
+# it, never of a layer above or of a sibling (study and live). Exit 1 and one line per include
+# that breaks this (FILE:LINE: includes HEADER (layer) from layer L); exit 2 when a header
+# cannot be found.
+#
+#   tests/arch/layers.sh [ROOT]      ROOT: the source tree (default: this script's)
+#
+# The CMake targets enforce the same through include directories (sim/CMakeLists.txt); this
+# check also catches a header reached through a relative path, and says what is wrong.
+set -euo pipefail
+root=${1:-$(cd "$(dirname "$0")/../.." && pwd)}
+cd "$root"
+
+# layer of a path under the tree, and its rank; study and live share a rank but not headers
+layer_of() {
+    case $1 in
+        sim/colosim.h) echo api ;;
+        sim/engine/*) echo engine ;;
+        sim/format/*) echo format ;;
+        models/*) echo models ;;
+        sim/serving/*) echo serving ;;
+        sim/io/*) echo io ;;
+        sim/study/*) echo study ;;
+        sim/live/*) echo live ;;
+        sim/cli/*) echo cli ;;
+        *) echo unknown ;;
+    esac
+}
+rank_of() {
+    case $1 in
+        engine) echo 0 ;; format) echo 1 ;; models) echo 2 ;; serving) echo 3 ;; io) echo 4 ;;
+        study | live) echo 5 ;; api) echo 6 ;; cli) echo 7 ;; *) echo 99 ;;
+    esac
+}
+
+# every header by file name (the build's include folders make names unique) and by path
+declare -A where
+while IFS= read -r h; do
+    b=$(basename "$h")
+    if [ -n "${where[$b]:-}" ]; then
+        echo "layers.sh: two headers named $b: ${where[$b]} and $h" >&2
+        exit 2
+    fi
+    where[$b]=$h
+done < <(find sim models -name '*.h' -o -name '*.h.in' | sed 's/\.in$//' | LC_ALL=C sort)
+
+status=0
+checked=0
+while IFS= read -r f; do
+    from=$(layer_of "$f")
+    [ "$from" != unknown ] || { echo "$f: in no layer (docs/architecture.md)" >&2; status=1; continue; }
+    rf=$(rank_of "$from")
+    while IFS=: read -r line inc; do
+        name=$(basename "$inc")
+        target=${where[$name]:-}
+        # a relative include (sched/list.h) is found beside the including file
+        if [ -z "$target" ] || [ "$inc" != "$name" ]; then
+            rel=$(realpath -m --relative-to=. "$(dirname "$f")/$inc")
+            [ -f "$rel" ] && target=$rel
+        fi
+        if [ -z "$target" ]; then
+            echo "$f:$line: includes \"$inc\", which is not a header of the tree" >&2
+            exit 2
+        fi
+        to=$(layer_of "$target")
+        rt=$(rank_of "$to")
+        checked=$((checked + 1))
+        if [ "$rt" -gt "$rf" ] || { [ "$rt" -eq "$rf" ] && [ "$to" != "$from" ]; }; then
+            echo "$f:$line: includes $target (layer $to) from layer $from"
+            status=1
+        fi
+    done < <(grep -n -E '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' "$f" |
+             sed -E 's/^([0-9]+):.*"([^"]+)".*/\1:\2/')
+done < <(find sim models -name '*.c' -o -name '*.h' -o -name '*.cu' | LC_ALL=C sort)
+if [ $status -eq 0 ]; then
+    echo "layers.sh: $checked includes, none from a lower layer to a higher one or a sibling"
+fi
+exit $status
