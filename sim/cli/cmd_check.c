@@ -1,0 +1,185 @@
+/* cmd_check.c: colosim check: validate a scenario and print the set-up it resolves to. */
+#include "cli.h"
+#include "alloc.h"
+#include "cluster.h"
+#include "errors.h"
+#include "gpu.h"
+#include "scenario.h"
+#include "serving.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char usage_check[] =
+    "usage: colosim check FILE [--seed N] [--set KEY=VALUE ...]\n"
+    "\n"
+    "Validates the scenario in FILE, with the same overrides as run, and prints the set-up it\n"
+    "resolves to: GPU, sharing, each tenant's trace, its time alone on the GPU and the load it\n"
+    "offers; for a cluster, its GPUs, placement policy and services (nothing is placed or\n"
+    "simulated). Prints FILE:LINE: KEY: PROBLEM and exits 2 when something is wrong.\n";
+
+/* The sharing set-up in words, for check. */
+static void print_sharing(const colo_scenario_t *sc)
+{
+    const char *mode = colo_share_mode_name(sc->sharing.mode);
+    const char *autol = sc->sharing.auto_layout ? " (layout chosen by colosim)" : "";
+    switch (sc->sharing.mode) {
+    case COLO_SHARE_TIMESLICE:
+        printf("sharing   timeslice: %s time slice %.0f us, context switch %.0f us\n",
+               sc->sharing.timeslice_name, (double)sc->sharing.timeslice / 1e3,
+               (double)sc->sharing.switch_cost / 1e3);
+        break;
+    case COLO_SHARE_MPS:
+        printf("sharing   mps: one server, at most %d clients (CUDA %s)%s\n",
+               sc->sharing.mps_clients, sc->sharing.cuda_13_1 ? "13.1" : "13.0",
+               sc->sharing.static_partitions ? ", static SM partitions" : "");
+        break;
+    case COLO_SHARE_GREEN:
+        printf("sharing   green: one process, one Green Context per tenant%s%s\n",
+               sc->sharing.overlap ? ", overlap allowed" : "", autol);
+        break;
+    case COLO_SHARE_MIG:
+        printf("sharing   mig: %zu instance%s%s\n", sc->sharing.n_instances,
+               sc->sharing.n_instances == 1 ? "" : "s", autol);
+        for (size_t k = 0; k < sc->sharing.n_instances; k++) {
+            const colo_mig_instance_t *in = &sc->sharing.instances[k];
+            printf("            %-8s %-11s at slots %d-%d, %d SMs, %.2f GiB, %s inside\n", in->name,
+                   in->profile->name, in->placement, in->placement + in->profile->memory_slices - 1,
+                   in->profile->sms, in->profile->memory_gib, colo_share_mode_name(in->share));
+        }
+        break;
+    }
+    (void)mode;
+    if (sc->scheduler.ops) {
+        const colo_sched_ops_t *ops = sc->scheduler.ops;
+        printf("scheduler %s: %s", ops->name, ops->summary);
+        for (size_t k = 0; k < COLO_SCHED_MAX_PARAMS && ops->params[k]; k++)
+            printf("%s%s = %g", k ? ", " : "; ", ops->params[k], sc->scheduler.param[k]);
+        printf("\n");
+    }
+    if (sc->n_faults)
+        printf("faults    %zu; a crashed process or MPS server is back after %.3g s\n",
+               sc->n_faults, COLO_TO_S(sc->sharing.recovery));
+}
+
+static int cmd_check(int argc, char **argv)
+{
+    struct colo_cli_scenario_opts o;
+    colo_scenario_t *sc;
+    int status = colo_cli_scenario_args(argc, argv, usage_check, 0, &o);
+    if (status >= 0) return status;
+    if (colo_cli_is_cluster(&o)) {
+        colo_error_t cerr;
+        colo_error_clear(&cerr);
+        int rc = colo_cluster_check(o.file, o.sets, o.n_sets, stdout, &cerr);
+        if (rc) colo_cli_print_error(&cerr);
+        colo_free(o.sets);
+        return rc ? colo_cli_exit_for(rc) : 0;
+    }
+    if ((status = colo_cli_load_scenario(&o, &sc)) >= 0) return status;
+    colo_free(o.sets);
+    const colo_gpu_t *g = sc->gpu;
+    /* a description is a line, not a document: the first 200 bytes (a whole character) */
+    int dlen = sc->description ? (int)strlen(sc->description) : 0;
+    bool cut = dlen > 200;
+    if (cut)
+        for (dlen = 200; dlen > 0 && ((unsigned char)sc->description[dlen] & 0xC0) == 0x80; dlen--)
+            ;
+    printf("scenario  %s%s%.*s%s\n", sc->path, sc->description ? ": " : "", dlen,
+           sc->description ? sc->description : "", cut ? " ..." : "");
+    printf("gpu       %s (%s), from %s\n", g->name, g->full_name, g->path);
+    if (g->calibration.path)
+        printf("          calibrated: %s (%s, %s)\n", g->calibration.path, g->calibration.device,
+               g->calibration.date);
+    else if (sc->calibration && strcmp(sc->calibration, "none") == 0)
+        printf("          datasheet values: calibration = \"none\"\n");
+    else
+        printf("          datasheet values: no calibration file\n");
+    printf("run       seed %llu; arrivals for %.3g s, measured after %.3g s warm-up; up to %.3g s "
+           "drain\n",
+           (unsigned long long)sc->seed, COLO_TO_S(sc->duration), COLO_TO_S(sc->warmup),
+           COLO_TO_S(sc->drain));
+    print_sharing(sc);
+    printf("tenants   %zu\n", sc->n_tenants);
+    for (size_t i = 0; i < sc->n_tenants; i++) {
+        const colo_tenant_cfg_t *t = &sc->tenants[i];
+        const colo_trace_t *tr = t->trace;
+        colo_time_t alone;
+        colo_error_t err;
+        colo_error_clear(&err);
+        colo_place_rates_t pr = colo_tenant_place_rates(sc, i);
+        if (colo_tenant_isolated(sc, i, &alone, &err)) {
+            colo_cli_print_error(&err);
+            colo_scenario_free(sc);
+            return EXIT_INPUT;
+        }
+        /* the GPU time one request takes: a full batch's time shared by its requests */
+        colo_time_t per_request = alone;
+        if (t->max_batch > 1) {
+            colo_time_t full;
+            if (colo_tenant_request_time(sc, i, pr, t->max_batch, &full, &err)) {
+                colo_cli_print_error(&err);
+                colo_scenario_free(sc);
+                return EXIT_INPUT;
+            }
+            per_request = full / t->max_batch;
+            alone = full; /* printed below as the full batch's time */
+        }
+        double load = colo_arrival_rate(&t->arrival) * COLO_TO_S(per_request);
+        char arr[600];
+        colo_arrival_describe(&t->arrival, arr, sizeof arr);
+        for (size_t v = 0; v < t->n_variants; v++) {
+            tr = t->variants[v].trace;
+            printf("  %-14s %s %s\n", v ? "" : t->name, v ? "      " : "trace",
+                   t->variants[v].path);
+            printf("  %-14s   %s, batch %d: %zu kernels, %zu copies, measured on %s\n", "",
+                   tr->model, tr->batch, tr->n_kernels, tr->n_copies, tr->gpu);
+        }
+        tr = t->trace;
+        if (t->max_batch > 0)
+            printf("  %-14s   dynamic batching: up to %d requests, waiting at most %g ms\n", "",
+                   t->max_batch, COLO_TO_MS(t->max_delay));
+        if (t->queue_limit > 0 || t->deadline > 0)
+            printf("  %-14s   queue limit %lld, deadline %g ms\n", "", t->queue_limit,
+                   COLO_TO_MS(t->deadline));
+        char where[160] = "";
+        if (sc->sharing.mode == COLO_SHARE_MIG)
+            snprintf(where, sizeof where, "instance %s, ", sc->sharing.instances[t->instance].name);
+        else if (t->sm_count > 0)
+            snprintf(where, sizeof where, "SMs %d-%d, ", t->sm_first,
+                     t->sm_first + t->sm_count - 1);
+        else if (t->sm_cap > 0)
+            snprintf(where, sizeof where, "at most %d SMs (%d %% of threads), ", t->sm_cap,
+                     t->active_thread_percentage);
+        printf("  %-14s   runs on %s%d SMs, %.0f GB/s DRAM, %.0f GB/s L2%s\n", "", where, pr.sms,
+               pr.dram_rate, pr.l2_rate, t->priority ? ", below-normal priority" : "");
+        printf("  %-14s   %d instance%s (requests in flight at once), %s, fp32_math %s\n", "",
+               t->instances, t->instances == 1 ? "" : "s",
+               t->cuda_graphs ? "each request one CUDA graph" : "kernels launched one by one",
+               colo_fp32_math_name(t->fp32_math));
+        if (t->max_batch > 1)
+            printf("  %-14s   alone there: %.3f ms per full batch of %d (kernels on %s: %.3f ms at "
+                   "batch %d)\n",
+                   "", COLO_TO_MS(alone), t->max_batch, tr->gpu, COLO_TO_MS(tr->kernel_time),
+                   tr->batch);
+        else
+            printf("  %-14s   alone there: %.3f ms per request (kernels on %s: %.3f ms)\n", "",
+                   COLO_TO_MS(alone), tr->gpu, COLO_TO_MS(tr->kernel_time));
+        char slo[32] = "none";
+        if (t->slo > 0) snprintf(slo, sizeof slo, "%.6g ms", t->slo_ms);
+        printf("  %-14s   arrivals: %s; SLO %s\n", "", arr, slo);
+        if (load > 0)
+            printf("  %-14s   busy %.1f %% of the time alone%s%s\n", "", 100 * load,
+                   t->max_batch > 1 ? " in full batches" : "",
+                   load >= t->instances ? " (its queue grows without bound)"
+                   : load >= 1 ? " (more than one request at a time: its instances must overlap)"
+                               : "");
+        if (t->memory_gib > 0) printf("  %-14s   device memory %.2f GiB\n", "", t->memory_gib);
+    }
+    printf("ok\n");
+    colo_scenario_free(sc);
+    return 0;
+}
+
+const colo_cli_command_t colo_cli_check = {"check", usage_check, cmd_check, false};

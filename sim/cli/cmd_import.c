@@ -1,0 +1,207 @@
+/* cmd_import.c: colosim import: profiles (Orion, Kineto, Nsight Systems, capture) to traces. */
+#include "cli.h"
+#include "alloc.h"
+#include "errors.h"
+#include "gpu.h"
+#include "import_capture.h"
+#include "import_kineto.h"
+#include "import_nsys.h"
+#include "import_orion.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char usage_import[] =
+    "usage: colosim import KIND FILE -o TRACE.json [--model NAME] [--batch N] [--gpu NAME]\n"
+    "                      [--annotation TEXT [--occurrence N | --all]] [--ncu NCU.csv]\n"
+    "                      [--rows FIRST-LAST | --rows ROW]\n"
+    "\n"
+    "Converts a profile into a colosim trace (docs/traces.md). KIND:\n"
+    "  orion   Orion (EuroSys'24) per-kernel CSV, with or without Block,Grid columns. Model\n"
+    "          and batch default to what the file name says (resnet50_4_fwd.csv: resnet50, 4);\n"
+    "          the GPU it was measured on to v100-sxm2 (give --gpu h100-sxm for Orion's H100\n"
+    "          profiles): SM_usage is the SMs a kernel needs on that GPU. --rows keeps only\n"
+    "          those data rows (1 is the row after the header), e.g. one forward pass.\n"
+    "  kineto  PyTorch profiler Chrome trace (.json or .json.gz): kernels with launch shapes,\n"
+    "          copies, host gaps. The GPU comes from deviceProperties; --annotation keeps only\n"
+    "          the GPU work launched inside the N-th user annotation (record_function) whose\n"
+    "          name contains TEXT, e.g. one forward pass.\n"
+    "  nsys    Nsight Systems SQLite export (nsys export --type sqlite): kernels, copies, host\n"
+    "          gaps, the GPU from TARGET_INFO_GPU; --annotation selects an NVTX range.\n"
+    "  capture colosim-capture's CUPTI record file (docs/capture.md): kernels with launch\n"
+    "          shapes, registers and shared memory, copies, host gaps, NVTX ranges. With\n"
+    "          --annotation TEXT --all, one trace per range whose name contains TEXT, written\n"
+    "          into the folder -o names as MODEL_001.json, MODEL_002.json, ...\n"
+    "--ncu NCU.csv merges per-kernel DRAM and L2 bytes from Nsight Compute (ncu --csv --metrics\n"
+    "dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum --print-kernel-base mangled)\n"
+    "of the same kernels, in order.\n";
+
+/* Where import writes its i-th trace: OUT, or with --all OUT/MODEL_00N.json. */
+static const char *import_path(char *buf, size_t n, const char *out, bool all,
+                               const colo_trace_t *t, size_t i)
+{
+    if (all)
+        snprintf(buf, n, "%s/%s_%03zu.json", out, t->model, i + 1);
+    else
+        snprintf(buf, n, "%s", out);
+    return buf;
+}
+
+static int cmd_import(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"output", required_argument, NULL, 'o'},
+        {"model", required_argument, NULL, 'm'},
+        {"batch", required_argument, NULL, 'b'},
+        {"gpu", required_argument, NULL, 'g'},
+        {"annotation", required_argument, NULL, 'a'},
+        {"occurrence", required_argument, NULL, 'n'},
+        {"all", no_argument, NULL, 'A'},
+        {"ncu", required_argument, NULL, 'N'},
+        {"rows", required_argument, NULL, 'r'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *out = NULL, *model = NULL, *gpu = NULL, *annotation = NULL, *ncu = NULL;
+    colo_orion_rows_t rows = {0, 0};
+    long batch = 0, occurrence = 1;
+    int all = 0;
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
+        char *end;
+        switch (c) {
+        case 'o':
+            out = optarg;
+            break;
+        case 'm':
+            model = optarg;
+            break;
+        case 'g':
+            gpu = optarg;
+            break;
+        case 'a':
+            annotation = optarg;
+            break;
+        case 'A':
+            all = 1;
+            break;
+        case 'N':
+            ncu = optarg;
+            break;
+        case 'r':
+            rows.first = strtol(optarg, &end, 10);
+            rows.last = *end == '-' ? strtol(end + 1, &end, 10) : *end ? -1 : rows.first;
+            if (*end || end == optarg || rows.first < 1 || rows.last < rows.first)
+                return colo_cli_usage_error(
+                    usage_import, "--rows takes FIRST-LAST or ROW (from 1), not '%s'", optarg);
+            break;
+        case 'b':
+        case 'n': {
+            long v = strtol(optarg, &end, 10);
+            if (*end || v < 1 || v > 1000000)
+                return colo_cli_usage_error(usage_import, "--%s takes a positive integer, not '%s'",
+                                            c == 'b' ? "batch" : "occurrence", optarg);
+            if (c == 'b')
+                batch = v;
+            else
+                occurrence = v;
+            break;
+        }
+        case 'h':
+            fputs(usage_import, stdout);
+            return 0;
+        default:
+            return colo_cli_usage_error(usage_import, "unknown or incomplete option '%s'",
+                                        argv[optind - 1]);
+        }
+    }
+    if (argc - optind != 2)
+        return colo_cli_usage_error(usage_import, "%s", "expected: import KIND FILE -o TRACE.json");
+    const char *kind = argv[optind], *in = argv[optind + 1];
+    if (strcmp(kind, "orion") && strcmp(kind, "kineto") && strcmp(kind, "nsys") &&
+        strcmp(kind, "capture"))
+        return colo_cli_usage_error(usage_import,
+                                    "unknown kind '%s' (orion, kineto, nsys or capture)", kind);
+    if (!out) return colo_cli_usage_error(usage_import, "%s", "-o TRACE.json is required");
+    if (colo_cli_same_file(out, in))
+        return colo_cli_usage_error(usage_import, "-o %s would overwrite the input itself", out);
+    if (all && (strcmp(kind, "capture") || !annotation))
+        return colo_cli_usage_error(usage_import, "%s",
+                                    "--all is for capture files with --annotation");
+    if (all && ncu)
+        return colo_cli_usage_error(usage_import, "%s",
+                                    "--ncu merges into one trace: not with --all");
+    colo_error_t err;
+    colo_error_clear(&err);
+    colo_trace_t **ts = NULL;
+    size_t nt = 0;
+    int rc;
+    if (access(in, R_OK) != 0) { /* before anything is guessed from its name */
+        colo_error_set(&err, COLO_EIO, in, 0, NULL, "cannot open: %s", strerror(errno));
+        colo_cli_print_error(&err);
+        return colo_cli_exit_for(COLO_EIO);
+    }
+    if (!strcmp(kind, "orion")) {
+        char guessed[256];
+        int gb = colo_orion_guess_name(in, guessed, sizeof guessed);
+        if (!model && gb) model = guessed;
+        if (!batch) batch = gb;
+        if (!gpu) gpu = "v100-sxm2";
+        if (!model || !batch)
+            return colo_cli_usage_error(
+                usage_import, "cannot tell model and batch from '%s': give --model and --batch",
+                in);
+        colo_gpu_t *g = NULL;
+        rc = colo_gpu_open(gpu, NULL, "none", &g, "--gpu", 0, NULL, &err);
+        if (!rc && !(ts = colo_calloc(1, sizeof *ts))) rc = COLO_ENOMEM;
+        if (!rc && !(rc = colo_import_orion(in, model, (int)batch, g, &rows, &ts[0], &err))) nt = 1;
+        colo_gpu_free(g);
+    } else {
+        if (rows.first)
+            return colo_cli_usage_error(usage_import, "%s", "--rows is for orion profiles");
+        colo_kineto_opts_t ko = {model, (int)batch, gpu, annotation, all ? 0 : (int)occurrence};
+        if (!strcmp(kind, "capture")) {
+            rc = colo_import_capture(in, &ko, &ts, &nt, &err);
+        } else {
+            if (!(ts = colo_calloc(1, sizeof *ts)))
+                rc = COLO_ENOMEM;
+            else
+                rc = strcmp(kind, "nsys") ? colo_import_kineto(in, &ko, &ts[0], &err)
+                                          : colo_import_nsys(in, &ko, &ts[0], &err);
+            if (!rc) nt = 1;
+        }
+        colo_gpu_t *g = NULL;
+        if (!rc) rc = colo_gpu_open(ts[0]->gpu, NULL, NULL, &g, in, 0, "gpu", &err);
+        colo_gpu_free(g);
+    }
+    if (!rc && ncu) rc = colo_trace_merge_ncu(ts[0], ncu, &err);
+    char path[4096];
+    for (size_t i = 0; i < nt && !rc; i++) /* every trace checked before any is written */
+        rc = colo_trace_savable(ts[i], import_path(path, sizeof path, out, all, ts[i], i), &err);
+    if (!rc && all && mkdir(out, 0777) && errno != EEXIST)
+        rc = colo_error_set(&err, COLO_EIO, out, 0, NULL, "cannot make the folder: %s",
+                            strerror(errno));
+    for (size_t i = 0; i < nt && !rc; i++) {
+        colo_trace_t *t = ts[i];
+        if ((rc = colo_trace_save(t, import_path(path, sizeof path, out, all, t, i), &err))) break;
+        json_t *m = json_object_get(t->provenance, "measured_ns");
+        printf("%s: %s batch %d, %zu kernels, %zu copies, %.3f ms of kernels", in, t->model,
+               t->batch, t->n_kernels, t->n_copies, COLO_TO_MS(t->kernel_time));
+        if (m) printf(", %.3f ms measured", (double)json_integer_value(m) / 1e6);
+        printf(" on %s -> %s\n", t->gpu, path);
+    }
+    if (rc) colo_cli_print_error(&err);
+    colo_capture_free(ts, nt);
+    return rc ? colo_cli_exit_for(rc) : 0;
+}
+
+const colo_cli_command_t colo_cli_import = {"import", usage_import, cmd_import, false};

@@ -1,0 +1,218 @@
+/* cmd_run.c: colosim run: simulate a scenario (one GPU, a cluster, or --compare-modes). */
+#include "cli.h"
+#include "alloc.h"
+#include "cluster.h"
+#include "errors.h"
+#include "results.h"
+#include "scenario.h"
+#include "serving.h"
+#include "stop.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char usage_run[] =
+    "usage: colosim run FILE [-o OUT.json] [--csv OUT.csv] [--timeline OUT.json\n"
+    "                    [--timeline-window START:END]] [--seed N] [--set KEY=VALUE ...] [-q]\n"
+    "                    [--compare-modes]\n"
+    "\n"
+    "Simulates the scenario in FILE (libconfig; see docs/scenarios.md) and prints a per-tenant\n"
+    "latency table. A scenario with a cluster section (docs/cluster.md) describes several GPUs:\n"
+    "its tenants are placed on them by the cluster's policy, every GPU is simulated, and the\n"
+    "placement, a per-service table and the number of GPUs needed are printed.\n"
+    "\n"
+    "  -o, --output OUT.json  write the results (docs/results.md) to OUT.json, atomically;\n"
+    "                         '-' writes them to standard output and implies --quiet\n"
+    "      --csv OUT.csv      write one row per tenant (docs/results.md), atomically\n"
+    "      --timeline OUT.json\n"
+    "                         write a timeline (Chrome Trace Event JSON; open it in\n"
+    "                         ui.perfetto.dev): a track per tenant (batches, kernels), per SM\n"
+    "                         partition and per copy-engine direction, kernels running and queue\n"
+    "                         lengths; only events in the window are written\n"
+    "      --timeline-window START:END\n"
+    "                         the timeline's window in seconds of simulated time (default: the\n"
+    "                         first second after warmup_s)\n"
+    "      --seed N           use seed N instead of the scenario's seed\n"
+    "      --set KEY=VALUE    override any single value of the scenario, e.g.\n"
+    "                         --set sharing.timeslice=short  --set duration_s=60\n"
+    "                         --set tenants.resnet50.arrival.rate=300  (a tenant by name or [N])\n"
+    "  -q, --quiet            do not print the table\n"
+    "      --compare-modes    run the same tenants under timeslice, mps, mig and green and print\n"
+    "                         them side by side (-o writes all four results); where the scenario\n"
+    "                         gives no MIG instances or Green Context SMs, colosim chooses an "
+    "even\n"
+    "                         layout (docs/sharing.md)\n";
+
+/* run on a scenario with a cluster section: placement, every GPU, the summary. */
+static int run_cluster(struct colo_cli_scenario_opts *o)
+{
+    colo_error_t err;
+    colo_error_clear(&err);
+    json_t *res = NULL;
+    int rc = 0;
+    if (o->timeline || o->csv)
+        rc = colo_error_set(&err, COLO_EINVAL, o->timeline ? "--timeline" : "--csv", 0, NULL,
+                            "not for a cluster yet: run one GPU's scenario for that");
+    if (!rc) rc = colo_cluster_run(o->file, o->sets, o->n_sets, &res, &err);
+    if (!rc && o->output) rc = colo_results_write(res, o->output, &err);
+    int status = 0;
+    if (rc) {
+        colo_cli_print_error(&err);
+        status = colo_cli_exit_for(rc);
+    } else if (!o->quiet) {
+        colo_cluster_print(res, stdout);
+        if (o->output) printf("results written to %s\n", o->output);
+    }
+    json_decref(res);
+    colo_free(o->sets);
+    return status;
+}
+
+/* run --compare-modes: the same tenants under each mechanism, one table. */
+static int compare_modes(struct colo_cli_scenario_opts *o)
+{
+    static const char *const modes[] = {"timeslice", "mps", "mig", "green"};
+    json_t *all = json_object(), *by_mode[4] = {NULL};
+    const char **sets = colo_calloc(o->n_sets + 1, sizeof *sets);
+    if (!all || !sets) {
+        json_decref(all);
+        colo_free(sets);
+        fprintf(stderr, "colosim: out of memory\n");
+        return 1;
+    }
+    if (o->n_sets) memcpy(sets, o->sets, o->n_sets * sizeof *sets);
+    int status = 0, ran = 0;
+    for (int m = 0; m < 4; m++) {
+        char set[64];
+        snprintf(set, sizeof set, "sharing.mode=%s", modes[m]);
+        sets[o->n_sets] = set;
+        colo_error_t err;
+        colo_error_clear(&err);
+        colo_scenario_t *sc = NULL;
+        int rc = colo_scenario_load(o->file, sets, o->n_sets + 1, &sc, &err);
+        if (!rc) rc = colo_simulate_scenario(sc, sets, o->n_sets + 1, &by_mode[m], &err);
+        colo_scenario_free(sc);
+        if (rc == COLO_EINTR) break;
+        if (rc) {
+            char msg[2048];
+            colo_error_format(&err, msg, sizeof msg);
+            fprintf(stderr, "%s: %s\n", modes[m], msg);
+            if (rc == COLO_ENOMEM || rc == COLO_EIO) status = 1;
+            json_object_set_new(all, modes[m], json_pack("{s:s}", "error", msg));
+            continue;
+        }
+        ran++;
+        json_object_set(all, modes[m], by_mode[m]);
+    }
+    colo_free(sets);
+    if (colo_stop_requested()) { /* before any output: all or none */
+        fprintf(stderr,
+                "colosim: stopped by %s before every mechanism had run; nothing was "
+                "written\n",
+                colo_stop_name());
+        json_decref(all);
+        for (int m = 0; m < 4; m++)
+            json_decref(by_mode[m]);
+        return colo_stop_status();
+    }
+    if (!ran && !status) status = EXIT_INPUT;
+    if (ran && !o->quiet) colo_results_print_compare(by_mode, modes, 4, stdout);
+    if (ran && o->csv) {
+        colo_error_t err;
+        colo_error_clear(&err);
+        if (colo_results_write_csv(by_mode, 4, o->csv, &err)) {
+            colo_cli_print_error(&err);
+            status = 1;
+        } else if (!o->quiet) {
+            printf("CSV written to %s\n", o->csv);
+        }
+    }
+    if (ran && o->output) {
+        colo_error_t err;
+        colo_error_clear(&err);
+        json_t *doc = json_pack("{s:s,s:o}", "compare", "sharing modes", "modes", all);
+        all = NULL;
+        if (!doc || colo_results_write(doc, o->output, &err)) {
+            if (doc) colo_cli_print_error(&err);
+            status = 1;
+        } else if (!o->quiet) {
+            printf("results written to %s\n", o->output);
+        }
+        json_decref(doc);
+    }
+    json_decref(all);
+    for (int m = 0; m < 4; m++)
+        json_decref(by_mode[m]);
+    return status;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+    struct colo_cli_scenario_opts o;
+    colo_scenario_t *sc;
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--compare-modes") == 0) { /* loads the scenario once per mode */
+            int rc = colo_cli_parse_scenario_opts(argc, argv, usage_run, 1, &o);
+            if (!rc) rc = compare_modes(&o);
+            colo_free(o.sets);
+            return rc < 0 ? 0 : rc;
+        }
+    int status = colo_cli_scenario_args(argc, argv, usage_run, 1, &o);
+    if (status >= 0) return status;
+    if (colo_cli_is_cluster(&o)) return run_cluster(&o);
+    colo_error_t err;
+    colo_error_clear(&err);
+    sc = NULL;
+    if ((status = colo_cli_load_scenario(&o, &sc)) >= 0) return status;
+    colo_sim_t *sim = NULL;
+    json_t *res = NULL;
+    colo_timeline_t tl;
+    bool tl_open = false;
+    int rc = colo_sim_new(sc, &sim, &err);
+    if (!rc && o.timeline) {
+        colo_time_t a = o.tl_end ? o.tl_start : sc->warmup;
+        colo_time_t b = o.tl_end ? o.tl_end : sc->warmup + COLO_S(1);
+        rc = colo_timeline_open(&tl, o.timeline, a, b, &err);
+        tl_open = !rc;
+        if (tl_open && colo_sim_set_timeline(sim, &tl))
+            rc = colo_error_set(&err, COLO_ENOMEM, o.file, 0, NULL, "out of memory");
+    }
+    if (!rc) rc = colo_sim_run(sim, &err);
+    if (!rc && !(res = colo_results_json(sim, o.sets, o.n_sets)))
+        rc = colo_error_set(&err, COLO_ENOMEM, o.file, 0, NULL, "out of memory");
+    if (!rc && o.output) rc = colo_results_write(res, o.output, &err);
+    if (!rc && o.csv) rc = colo_results_write_csv(&res, 1, o.csv, &err);
+    if (tl_open) {
+        colo_error_t terr;
+        int trc = colo_timeline_close(&tl, rc == 0, &terr);
+        if (!rc && trc) {
+            rc = trc;
+            err = terr;
+        }
+    }
+    status = 0;
+    if (rc == COLO_EINTR) {
+        fprintf(stderr, "colosim: stopped by %s before the run finished; nothing was written\n",
+                colo_stop_name());
+        status = colo_cli_exit_for(rc);
+    } else if (rc) {
+        colo_cli_print_error(&err);
+        status = colo_cli_exit_for(rc);
+    } else if (!o.quiet) {
+        colo_results_print(res, stdout);
+        if (o.output) printf("results written to %s\n", o.output);
+        if (o.csv) printf("CSV written to %s\n", o.csv);
+        if (o.timeline)
+            printf("timeline written to %s (%.3f s to %.3f s; open it in ui.perfetto.dev)\n",
+                   o.timeline, COLO_TO_S(tl.t0), COLO_TO_S(tl.t1));
+    }
+    json_decref(res);
+    colo_sim_free(sim);
+    colo_scenario_free(sc);
+    colo_free(o.sets);
+    return colo_cli_stopped_after_writing(status);
+}
+
+const colo_cli_command_t colo_cli_run = {"run", usage_run, cmd_run, true};
