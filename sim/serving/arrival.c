@@ -3,6 +3,7 @@
  * write its parse (and next, for an open-loop one) and add a row to the table at the end. */
 #include "arrival.h"
 #include "alloc.h"
+#include "errors.h"
 #include "stop.h"
 
 #include <errno.h>
@@ -493,16 +494,35 @@ static const colo_arrival_ops_t processes[] = {
      next_replay},
 };
 
+/* processes registered at run time (colo_arrival_register), after the table's */
+static const colo_arrival_ops_t **extra;
+static size_t n_extra, cap_extra;
+static char names[1024] = "poisson, constant, gamma, mmpp, closed, mlperf, replay";
+
 const colo_arrival_ops_t *colo_arrival_find(const char *name)
 {
     for (size_t i = 0; i < sizeof processes / sizeof processes[0]; i++)
         if (strcmp(processes[i].name, name) == 0) return &processes[i];
+    for (size_t i = 0; i < n_extra; i++)
+        if (strcmp(extra[i]->name, name) == 0) return extra[i];
     return NULL;
+}
+
+int colo_arrival_register(const colo_arrival_ops_t *ops)
+{
+    if (!ops || !ops->name || !ops->parse || !ops->next || colo_arrival_find(ops->name))
+        return COLO_EINVAL;
+    size_t used = strlen(names), len = strlen(ops->name);
+    if (used + 2 + len >= sizeof names) return COLO_EINVAL;
+    if (colo_grow((void **)&extra, &cap_extra, n_extra + 1, sizeof *extra)) return COLO_ENOMEM;
+    extra[n_extra++] = ops;
+    snprintf(names + used, sizeof names - used, ", %s", ops->name);
+    return 0;
 }
 
 const char *colo_arrival_names(void)
 {
-    return "poisson, constant, gamma, mmpp, closed, mlperf, replay";
+    return names;
 }
 
 int colo_arrival_parse(colo_arrival_cfg_t *cfg, const colo_cfg_reader_t *r,

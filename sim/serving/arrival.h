@@ -14,6 +14,8 @@
 
 typedef enum { COLO_LOG_AZURE, COLO_LOG_MOONCAKE } colo_log_format_t;
 
+#define COLO_ARRIVAL_MAX_PARAMS 4
+
 /* A process and its parameters, as the scenario gives them (read-only during runs). */
 typedef struct colo_arrival_cfg {
     const struct colo_arrival_ops *ops;
@@ -32,6 +34,7 @@ typedef struct colo_arrival_cfg {
     double scale;              /* time compression: 2 replays the log twice as fast */
     colo_time_t start, window; /* part of the log replayed: [start, start + window) */
     colo_time_t jitter;        /* each arrival moved by a uniform [0, jitter) */
+    double param[COLO_ARRIVAL_MAX_PARAMS]; /* a registered process's own parameters */
 } colo_arrival_cfg_t;
 
 /* A process's state during one run (files, the MMPP state). Caller-owned. */
@@ -63,6 +66,12 @@ typedef struct colo_arrival_ops {
 
 /* The process called name, or NULL. */
 const colo_arrival_ops_t *colo_arrival_find(const char *name);
+
+/* Adds a process (ops borrowed; must outlive every scenario that uses it), after the built-in
+ * ones: an open-loop process with parse and next. Its parameters go into the fields of
+ * colo_arrival_cfg_t, param[] for its own. 0, COLO_EINVAL (name taken, or parse or next
+ * missing) or COLO_ENOMEM. Not thread-safe: register before running. */
+int colo_arrival_register(const colo_arrival_ops_t *ops);
 
 /* Comma-separated names of all processes, for error messages. Static storage. */
 const char *colo_arrival_names(void);

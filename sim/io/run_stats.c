@@ -1,0 +1,51 @@
+/* run_stats.c: a finished run's figures per tenant, for programs that embed colosim
+ * (colosim.h). */
+#include "run_stats.h"
+#include "errors.h"
+#include "metrics.h"
+#include "serving.h"
+
+#include <string.h>
+
+size_t colo_sim_tenant_count(const colo_sim_t *sim)
+{
+    return sim->n;
+}
+
+const char *colo_sim_tenant_name(const colo_sim_t *sim, size_t i)
+{
+    return i < sim->n ? sim->t[i].cfg->name : NULL;
+}
+
+long colo_sim_tenant_find(const colo_sim_t *sim, const char *name)
+{
+    for (size_t i = 0; i < sim->n; i++)
+        if (strcmp(sim->t[i].cfg->name, name) == 0) return (long)i;
+    return -1;
+}
+
+int colo_sim_tenant_stats(const colo_sim_t *sim, size_t i, colo_run_stats_t *out)
+{
+    memset(out, 0, sizeof *out);
+    if (i >= sim->n) return COLO_EINVAL;
+    const colo_tenant_run_t *t = &sim->t[i];
+    const colo_tenant_cfg_t *c = t->cfg;
+    colo_latency_summary_t lat;
+    if (colo_latency_summarise(&t->latency, &lat)) return COLO_ENOMEM;
+    colo_time_t window = sim->sc->duration - sim->sc->warmup;
+    out->arrived = t->arrived;
+    out->completed = t->completed;
+    out->dropped = t->dropped;
+    out->in_flight = t->arrived - t->completed - t->dropped;
+    out->throughput_rps = (double)t->finished_in_window / COLO_TO_S(window);
+    out->mean_ms = lat.mean_ms;
+    out->p50_ms = lat.p50_ms;
+    out->p90_ms = lat.p90_ms;
+    out->p99_ms = lat.p99_ms;
+    out->p999_ms = lat.p999_ms;
+    out->max_ms = lat.max_ms;
+    out->slo_ms = c->slo > 0 ? c->slo_ms : 0;
+    out->slo_attainment = c->slo > 0 && t->arrived ? (double)t->slo_met / (double)t->arrived : -1;
+    out->gpu_share = window > 0 ? (double)t->gpu_time / (double)window : 0.0;
+    return 0;
+}

@@ -1,0 +1,30 @@
+/* run_stats.h: a finished run's figures per tenant without JSON, for programs that embed
+ * colosim (colosim.h): the same numbers as the results document (results.c), computed the
+ * same way. */
+#ifndef COLO_RUN_STATS_H
+#define COLO_RUN_STATS_H
+
+#include <stddef.h>
+
+typedef struct colo_sim colo_sim_t;
+
+/* The tenants of a run, in the scenario's order; the index of the one called name, or -1. */
+size_t colo_sim_tenant_count(const colo_sim_t *sim);
+const char *colo_sim_tenant_name(const colo_sim_t *sim, size_t i);
+long colo_sim_tenant_find(const colo_sim_t *sim, const char *name);
+
+/* One tenant's figures after a run: the numbers the results file gives (docs/results.md),
+ * computed the same way. Requests counted are those that arrived in [warmup_s, duration_s). */
+typedef struct colo_run_stats {
+    unsigned long long arrived, completed, dropped, in_flight;
+    double throughput_rps; /* requests completed in the window per second */
+    double mean_ms, p50_ms, p90_ms, p99_ms, p999_ms, max_ms; /* latency of completed requests */
+    double slo_ms;                                           /* 0: the tenant has no SLO */
+    double slo_attainment; /* met the SLO / arrived; -1 without an SLO or arrivals */
+    double gpu_share;      /* fraction of the window its kernels ran */
+} colo_run_stats_t;
+
+/* Fills *out for tenant i of a finished run. 0, COLO_EINVAL (no such tenant) or COLO_ENOMEM. */
+int colo_sim_tenant_stats(const colo_sim_t *sim, size_t i, colo_run_stats_t *out);
+
+#endif
