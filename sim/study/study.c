@@ -1,6 +1,8 @@
-/* study.c: study files, sweeps on local cores with resume, and SLO capacity search. */
+/* study.c: study files, and sweeps on local cores with resume; the search is in search.c, the
+ * pool of worker processes in point_pool.c. */
 #define _GNU_SOURCE /* strdup in the child; sysconf names */
 #include "study.h"
+#include "study_internal.h"
 #include "alloc.h"
 #include "atomic_file.h"
 #include "cfg.h"
@@ -13,16 +15,9 @@
 #include "stop.h"
 #include "version.h"
 
-#include <errno.h>
-#include <gsl/gsl_cdf.h>
-#include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #define MAX_AXIS_VALUES 100000
@@ -31,7 +26,7 @@
 /* ---- reading ---- */
 
 /* rel joined to dir, or NULL when out of memory. */
-static char *joined(const char *dir, const char *rel)
+char *colo_study_joined(const char *dir, const char *rel)
 {
     char *p;
     return colo_path_join(dir, rel, &p) ? NULL : p;
@@ -39,7 +34,7 @@ static char *joined(const char *dir, const char *rel)
 
 /* A number to digits significant digits as --set takes it, kept a float for the loader: 2 -> "2.0".
  */
-static void float_text(char *buf, size_t n, int digits, double v)
+void colo_study_float_text(char *buf, size_t n, int digits, double v)
 {
     snprintf(buf, n, "%.*g", digits, v);
     if (!strpbrk(buf, ".eEn")) strncat(buf, ".0", n - strlen(buf) - 1);
@@ -57,7 +52,7 @@ static char *scalar_text(const config_setting_t *v)
         snprintf(buf, sizeof buf, "%lld", config_setting_get_int64(v));
         return colo_strdup(buf);
     case CONFIG_TYPE_FLOAT:
-        float_text(buf, sizeof buf, 15, config_setting_get_float(v));
+        colo_study_float_text(buf, sizeof buf, 15, config_setting_get_float(v));
         return colo_strdup(buf);
     case CONFIG_TYPE_BOOL:
         return colo_strdup(config_setting_get_bool(v) ? "true" : "false");
@@ -119,7 +114,7 @@ static int read_axis(const colo_cfg_reader_t *r, const config_setting_t *g, colo
     for (long long i = 0; i < steps; i++) {
         double v = steps == 1 ? from : from + (to - from) * (double)i / (double)(steps - 1);
         char buf[64];
-        float_text(buf, sizeof buf, 6, v);
+        colo_study_float_text(buf, sizeof buf, 6, v);
         if (!(a->values[i] = colo_strdup(buf))) return COLO_ENOMEM;
         a->n = (size_t)i + 1;
     }
@@ -237,9 +232,9 @@ static int read_study(const colo_cfg_reader_t *r, const config_setting_t *root, 
     const char *scn, *outp = NULL;
     if (rc || (rc = colo_cfg_string(r, root, "scenario", COLO_CFG_REQUIRED, &scn))) return rc;
     if ((rc = colo_cfg_string(r, root, "output", 0, &outp)) < 0) return rc;
-    if (!(s->scenario = joined(s->dir, scn))) return COLO_ENOMEM;
+    if (!(s->scenario = colo_study_joined(s->dir, scn))) return COLO_ENOMEM;
     if (outp) {
-        if (!(s->out_dir = joined(s->dir, outp))) return COLO_ENOMEM;
+        if (!(s->out_dir = colo_study_joined(s->dir, outp))) return COLO_ENOMEM;
     } else {
         size_t n = strlen(s->path);
         const char *dot = strrchr(s->path, '.');
@@ -410,12 +405,13 @@ void colo_study_point_free(char **sets, size_t n)
 
 /* ---- one simulation ---- */
 
-static int simulate(const char *scenario, char **sets, size_t n, json_t **res, colo_error_t *err)
+int colo_study_simulate(const char *scenario, char **sets, size_t n, json_t **res,
+                        colo_error_t *err)
 {
     return colo_simulate_file(scenario, (const char *const *)sets, n, res, err);
 }
 
-static json_t *string_array(char **v, size_t n)
+json_t *colo_study_string_array(char **v, size_t n)
 {
     json_t *a = json_array();
     for (size_t i = 0; i < n && a; i++)
@@ -426,7 +422,7 @@ static json_t *string_array(char **v, size_t n)
     return a;
 }
 
-static json_t *values_json(const colo_study_t *s, size_t i)
+json_t *colo_study_values_json(const colo_study_t *s, size_t i)
 {
     json_t *o = json_object();
     for (size_t a = 0; a < s->n_axes && o; a++)
@@ -437,215 +433,7 @@ static json_t *values_json(const colo_study_t *s, size_t i)
     return o;
 }
 
-/* ---- the worker pool: each point in a child process, its result in a file of its own ---- */
-
-static int make_dir(const char *path, colo_error_t *err)
-{
-    char *p = colo_strdup(path);
-    if (!p) return colo_error_set(err, COLO_ENOMEM, path, 0, NULL, "out of memory");
-    for (char *c = p + 1;; c++) {
-        if (*c != '/' && *c) continue;
-        char keep = *c;
-        *c = '\0';
-        if (mkdir(p, 0777) && errno != EEXIST) {
-            int e = errno;
-            colo_free(p);
-            return colo_error_set(err, COLO_EIO, path, 0, NULL, "cannot make the folder: %s",
-                                  strerror(e));
-        }
-        *c = keep;
-        if (!keep) break;
-    }
-    colo_free(p);
-    return 0;
-}
-
-void colo_study_point_file(char *buf, size_t n, const char *dir, size_t i)
-{
-    snprintf(buf, n, "%s/%06zu.json", dir, i);
-}
-
-int colo_study_todo(const colo_study_t *s, const char *dir, size_t **todo, size_t *n_todo,
-                    colo_error_t *err)
-{
-    size_t total = colo_study_n_points(s), n = 0;
-    int rc = make_dir(dir, err);
-    if (rc) return rc;
-    size_t *t = colo_calloc(total ? total : 1, sizeof *t);
-    if (!t) return colo_error_set(err, COLO_ENOMEM, s->path, 0, NULL, "out of memory");
-    char file[4096];
-    for (size_t i = 0; i < total; i++) {
-        char **sets;
-        size_t ns;
-        if (colo_study_point(s, i, &sets, &ns)) {
-            colo_free(t);
-            return colo_error_set(err, COLO_ENOMEM, s->path, 0, NULL, "out of memory");
-        }
-        colo_study_point_file(file, sizeof file, dir, i);
-        /* A point is done if its file is there and was made with the same overrides. */
-        json_t *doc = json_load_file(file, 0, NULL);
-        json_t *want = string_array(sets, ns);
-        bool same = doc && want && json_equal(json_object_get(doc, "overrides"), want);
-        json_decref(want);
-        json_decref(doc);
-        colo_study_point_free(sets, ns);
-        if (!same) t[n++] = i;
-    }
-    *todo = t;
-    *n_todo = n;
-    return 0;
-}
-
-struct colo_point_pool {
-    int jobs, running;
-    pid_t *pid;
-    size_t *point;
-};
-
-colo_point_pool_t *colo_pool_new(int jobs)
-{
-    if (jobs < 1) jobs = 1;
-    colo_point_pool_t *p = colo_calloc(1, sizeof *p);
-    if (!p) return NULL;
-    p->jobs = jobs;
-    p->pid = colo_calloc((size_t)jobs, sizeof *p->pid);
-    p->point = colo_calloc((size_t)jobs, sizeof *p->point);
-    if (!p->pid || !p->point) {
-        colo_pool_free(p);
-        return NULL;
-    }
-    return p;
-}
-
-void colo_pool_free(colo_point_pool_t *p)
-{
-    if (!p) return;
-    colo_free(p->pid);
-    colo_free(p->point);
-    colo_free(p);
-}
-
-bool colo_pool_full(const colo_point_pool_t *p)
-{
-    return p->running >= p->jobs;
-}
-
-int colo_pool_running(const colo_point_pool_t *p)
-{
-    return p->running;
-}
-
-int colo_pool_start(colo_point_pool_t *p, const colo_study_t *s, colo_point_fn fn, size_t i,
-                    const char *file, colo_error_t *err)
-{
-    char **sets;
-    size_t n;
-    if (colo_study_point(s, i, &sets, &n))
-        return colo_error_set(err, COLO_ENOMEM, s->path, 0, NULL, "out of memory");
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        json_t *doc = fn(s, i, sets, n);
-        colo_error_t e;
-        colo_error_clear(&e);
-        if (colo_stop_requested()) _exit(3); /* an interrupted point is not written: it reruns */
-        _exit(!doc || colo_results_write(doc, file, &e) ? 1 : 0);
-    }
-    colo_study_point_free(sets, n);
-    if (pid < 0)
-        return colo_error_set(err, COLO_EIO, s->path, 0, NULL, "fork: %s", strerror(errno));
-    p->pid[p->running] = pid;
-    p->point[p->running] = i;
-    p->running++;
-    return 0;
-}
-
-int colo_pool_fill(colo_point_pool_t *p, const colo_study_t *s, colo_point_fn fn,
-                   const char *dir, const size_t *todo, size_t n_todo, size_t *next,
-                   colo_error_t *err)
-{
-    char file[4096];
-    int rc = 0;
-    while (!rc && *next < n_todo && !colo_pool_full(p)) {
-        colo_study_point_file(file, sizeof file, dir, todo[*next]);
-        rc = colo_pool_start(p, s, fn, todo[(*next)++], file, err);
-    }
-    return rc;
-}
-
-int colo_pool_reap(colo_point_pool_t *p, bool block, size_t *point, bool *ok)
-{
-    if (p->running == 0) return 0;
-    int st;
-    pid_t pid;
-    for (;;) {
-        pid = waitpid(-1, &st, block ? 0 : WNOHANG);
-        if (pid >= 0 || errno != EINTR) break;
-        if (colo_stop_requested()) /* the points stop too (a terminal's ^C reaches them anyway) */
-            for (int k = 0; k < p->running; k++)
-                kill(p->pid[k], colo_stop_requested());
-    }
-    if (pid <= 0) return 0;
-    for (int k = 0; k < p->running; k++)
-        if (p->pid[k] == pid) {
-            *point = p->point[k];
-            *ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
-            p->running--;
-            p->pid[k] = p->pid[p->running];
-            p->point[k] = p->point[p->running];
-            return 1;
-        }
-    return 0; /* not one of ours */
-}
-
-static double mono_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-void colo_study_progress(colo_study_progress_t *pr, size_t done, bool final)
-{
-    if (!pr->on) return;
-    double now = mono_s();
-    if (pr->t0 == 0) pr->t0 = now;
-    if (!final && done < pr->total && now - pr->last < 0.1) return;
-    pr->last = now;
-    double el = now - pr->t0;
-    size_t fresh = done > pr->skipped ? done - pr->skipped : 0;
-    double rate = fresh && el > 0 ? (double)fresh / el : 0;
-    double eta = rate > 0 ? (double)(pr->total - done) / rate : 0;
-    int width = 30, fill = pr->total ? (int)((double)width * (double)done / (double)pr->total)
-                                     : width;
-    fprintf(stderr, "\r[%.*s%*s] %zu/%zu points, %.1f/s, ETA %d:%02d%s", fill,
-            "##############################", width - fill, "", done, pr->total, rate,
-            (int)eta / 60, (int)eta % 60, final ? "\n" : "  ");
-    fflush(stderr);
-}
-
-int colo_study_points_failed(const char *dir, int failed, colo_error_t *err)
-{
-    if (!failed) return 0;
-    return colo_error_set(err, COLO_EIO, dir, 0, NULL,
-                          "%d point%s could not be written (out of memory or disk?)", failed,
-                          failed == 1 ? "" : "s");
-}
-
-int colo_study_stopped(const char *dir, size_t written, size_t total, colo_error_t *err)
-{
-    return colo_error_set(err, COLO_EINTR, dir, 0, NULL,
-                          "stopped by %s: %zu of %zu points are written, the rest are not; run "
-                          "the same command again to finish",
-                          colo_stop_name(), written, total);
-}
-
-void colo_study_say_skipped(const colo_sweep_opts_t *o, size_t skipped, size_t total)
-{
-    if (!o->quiet && skipped)
-        fprintf(stderr, "%zu of %zu points were already done and were not run again\n", skipped,
-                total);
-}
+/* ---- the local points runner (its pieces are in point_pool.c) ---- */
 
 /* Runs fn for every point without a finished file in dir, jobs at a time, on this machine. */
 static int run_points(const colo_study_t *s, const colo_sweep_opts_t *o, const char *dir,
@@ -693,9 +481,10 @@ static json_t *sweep_point(const colo_study_t *s, size_t i, char **sets, size_t 
     colo_error_t err;
     colo_error_clear(&err);
     json_t *res;
-    int rc = simulate(s->scenario, sets, n, &res, &err);
-    json_t *doc = json_pack("{s:I,s:o,s:o}", "point", (json_int_t)i, "values", values_json(s, i),
-                            "overrides", string_array(sets, n));
+    int rc = colo_study_simulate(s->scenario, sets, n, &res, &err);
+    json_t *doc =
+        json_pack("{s:I,s:o,s:o}", "point", (json_int_t)i, "values", colo_study_values_json(s, i),
+                  "overrides", colo_study_string_array(sets, n));
     if (!doc) {
         json_decref(res);
         return NULL;
@@ -712,7 +501,7 @@ static json_t *sweep_point(const colo_study_t *s, size_t i, char **sets, size_t 
 
 static const char *const csv_metrics[] = {"p50", "p90", "p99", "p999", "mean"};
 
-static double num(json_t *o, const char *k)
+double colo_study_num(json_t *o, const char *k)
 {
     return json_number_value(json_object_get(o, k));
 }
@@ -759,8 +548,8 @@ static int write_sweep_csv(const colo_study_t *s, json_t *points, const char *pa
                     (long long)json_integer_value(json_object_get(tn, "completed")),
                     (long long)json_integer_value(json_object_get(tn, "dropped")));
             for (size_t m = 0; m < sizeof csv_metrics / sizeof *csv_metrics; m++)
-                fprintf(f, ",%.6g", num(lat, csv_metrics[m]));
-            fprintf(f, ",%.6g", num(tn, "throughput_rps"));
+                fprintf(f, ",%.6g", colo_study_num(lat, csv_metrics[m]));
+            fprintf(f, ",%.6g", colo_study_num(tn, "throughput_rps"));
             json_t *g = json_object_get(tn, "goodput_rps"), *slo = json_object_get(tn, "slo_ms");
             json_t *att = json_object_get(tn, "slo_attainment");
             if (json_is_number(g))
@@ -775,7 +564,7 @@ static int write_sweep_csv(const colo_study_t *s, json_t *points, const char *pa
                 fprintf(f, ",%.6g", json_number_value(att));
             else
                 fputc(',', f);
-            fprintf(f, ",%.6g,\n", num(json_object_get(res, "gpu"), "busy_fraction"));
+            fprintf(f, ",%.6g,\n", colo_study_num(json_object_get(res, "gpu"), "busy_fraction"));
         }
     }
     if (ferror(f)) {
@@ -816,18 +605,18 @@ static json_t *study_head(const colo_study_t *s, const char *kind)
         json_array_append_new(axes, json_string(s->axes[a].key));
     return json_pack("{s:{s:s,s:i},s:s,s:s,s:s,s:o,s:o}", "colosim", "version", COLO_VERSION,
                      "results_format", 1, "kind", kind, "study", s->path, "scenario", s->scenario,
-                     "axes", axes, "set", string_array(s->sets, s->n_sets));
+                     "axes", axes, "set", colo_study_string_array(s->sets, s->n_sets));
 }
 
 /* Runs every point of the study into DIR/sub (by o's runner, or here), then reads them into
  * *points and starts the result document of this kind (*doc, with the points). 1 when another
  * process gathers the results (an MPI worker); 0; or a negative code with err set. */
-static int run_and_gather(const colo_study_t *s, const colo_sweep_opts_t *o, const char *sub,
-                          colo_point_fn fn, const char *kind, json_t **points, json_t **doc,
-                          colo_error_t *err)
+int colo_study_run_and_gather(const colo_study_t *s, const colo_sweep_opts_t *o, const char *sub,
+                              colo_point_fn fn, const char *kind, json_t **points, json_t **doc,
+                              colo_error_t *err)
 {
     *points = *doc = NULL;
-    char *pdir = joined(o->out_dir ? o->out_dir : s->out_dir, sub);
+    char *pdir = colo_study_joined(o->out_dir ? o->out_dir : s->out_dir, sub);
     if (!pdir) return colo_error_set(err, COLO_ENOMEM, s->path, 0, NULL, "out of memory");
     int rc = (o->runner ? o->runner : run_points)(s, o, pdir, fn, err);
     if (!rc) rc = gather(s, pdir, points, err);
@@ -842,9 +631,10 @@ int colo_sweep_run(const colo_study_t *s, const colo_sweep_opts_t *o, colo_error
 {
     const char *dir = o->out_dir ? o->out_dir : s->out_dir;
     json_t *points, *doc;
-    int rc = run_and_gather(s, o, "points", sweep_point, "sweep", &points, &doc, err);
+    int rc = colo_study_run_and_gather(s, o, "points", sweep_point, "sweep", &points, &doc, err);
     if (rc == 1) return 0; /* another process gathers the results */
-    char *jpath = joined(dir, "sweep.json"), *cpath = joined(dir, "sweep.csv");
+    char *jpath = colo_study_joined(dir, "sweep.json"),
+         *cpath = colo_study_joined(dir, "sweep.csv");
     if (!rc && (!jpath || !cpath))
         rc = colo_error_set(err, COLO_ENOMEM, dir, 0, NULL, "out of memory");
     if (!rc) rc = colo_results_write(doc, jpath, err);
@@ -855,202 +645,6 @@ int colo_sweep_run(const colo_study_t *s, const colo_sweep_opts_t *o, colo_error
         json_array_foreach(points, i, p) failed += json_object_get(p, "error") != NULL;
         printf("%zu points (%zu could not run: see \"error\"); written to %s and %s\n",
                json_array_size(points), failed, jpath, cpath);
-    }
-    colo_free(jpath);
-    colo_free(cpath);
-    json_decref(points);
-    json_decref(doc);
-    return rc;
-}
-
-/* ---- search ---- */
-
-/* Whether every tenant with an SLO meets the goal at this value, over the replications. */
-static int passes(const colo_study_t *s, char **sets, size_t n, double x, bool *ok,
-                  colo_error_t *err)
-{
-    char kv[256], seed[64], num_text[64];
-    float_text(num_text, sizeof num_text, 9, x);
-    snprintf(kv, sizeof kv, "%s=%s", s->search.key, num_text);
-    sets[n] = kv;
-    sets[n + 1] = seed;
-    int reps = s->search.replications;
-    double sum[64] = {0}, sq[64] = {0};
-    int cnt[64] = {0}; /* replications in which tenant i had arrivals (an attainment) */
-    size_t nt = 0;
-    bool any_slo = false;
-    int rc = 0;
-    for (int r = 0; r < reps && !rc; r++) {
-        snprintf(seed, sizeof seed, "seed=%d", r + 1);
-        json_t *res;
-        rc = simulate(s->scenario, sets, n + 2, &res, err);
-        if (rc) break;
-        size_t i;
-        json_t *t;
-        json_array_foreach(json_object_get(res, "tenants"), i, t)
-        {
-            if (i >= 64) break;
-            if (json_is_number(json_object_get(t, "slo_ms"))) any_slo = true;
-            json_t *a = json_object_get(t, "slo_attainment");
-            if (!json_is_number(a)) continue;
-            cnt[i]++;
-            double v = json_number_value(a);
-            sum[i] += v;
-            sq[i] += v * v;
-            if (i + 1 > nt) nt = i + 1;
-        }
-        json_decref(res);
-    }
-    sets[n] = sets[n + 1] = NULL;
-    if (rc) return rc;
-    if (!any_slo)
-        return colo_error_set(err, COLO_EINVAL, s->scenario, 0, NULL,
-                              "no tenant has an SLO (slo_ms): search has nothing to meet");
-    /* A replication in which a tenant had no arrivals has no attainment (null: no request to
-     * meet or miss): the mean and its confidence bound are over the replications that have one. */
-    *ok = true;
-    for (size_t i = 0; i < nt; i++) {
-        if (!cnt[i]) continue;
-        double k = cnt[i];
-        double mean = sum[i] / k;
-        double var = k > 1 ? (sq[i] - k * mean * mean) / (k - 1) : 0;
-        double t = k > 1 ? gsl_cdf_tdist_Pinv(s->search.confidence, k - 1) : 0;
-        double lower = mean - t * sqrt(var > 0 ? var : 0) / sqrt(k);
-        if (lower < s->search.attainment - 1e-12) *ok = false;
-    }
-    return 0;
-}
-
-int colo_search_point(const colo_study_t *s, char **sets, size_t n, double *capacity,
-                      bool *lo_fails, bool *hi_passes, colo_error_t *err)
-{
-    double lo = s->search.lo, hi = s->search.hi;
-    bool ok;
-    *lo_fails = *hi_passes = false;
-    int rc = passes(s, sets, n, lo, &ok, err);
-    if (rc) return rc;
-    if (!ok) {
-        *lo_fails = true;
-        *capacity = lo;
-        return 0;
-    }
-    if ((rc = passes(s, sets, n, hi, &ok, err))) return rc;
-    if (ok) {
-        *hi_passes = true;
-        *capacity = hi;
-        return 0;
-    }
-    while (hi - lo > s->search.tolerance * lo) {
-        double mid = 0.5 * (lo + hi);
-        if ((rc = passes(s, sets, n, mid, &ok, err))) return rc;
-        if (ok)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    *capacity = lo;
-    return 0;
-}
-
-static json_t *search_point(const colo_study_t *s, size_t i, char **sets, size_t n)
-{
-    colo_error_t err;
-    colo_error_clear(&err);
-    double cap = 0;
-    bool lo_fails, hi_passes;
-    int rc = colo_search_point(s, sets, n, &cap, &lo_fails, &hi_passes, &err);
-    json_t *doc = json_pack("{s:I,s:o,s:o}", "point", (json_int_t)i, "values", values_json(s, i),
-                            "overrides", string_array(sets, n));
-    if (!doc) return NULL;
-    if (rc) {
-        char msg[2048];
-        colo_error_format(&err, msg, sizeof msg);
-        json_object_set_new(doc, "error", json_string(msg));
-        return doc;
-    }
-    json_object_set_new(doc, "capacity", json_real(cap));
-    json_object_set_new(doc, "bracket",
-                        json_string(lo_fails    ? "below lo"
-                                    : hi_passes ? "at or above hi"
-                                                : "found"));
-    return doc;
-}
-
-int colo_search_run(const colo_study_t *s, const colo_sweep_opts_t *o, colo_error_t *err)
-{
-    if (!s->search.given)
-        return colo_error_set(err, COLO_EINVAL, s->path, 0, "search",
-                              "the study has no search = { key = \"load_scale\"; ... } section");
-    const char *dir = o->out_dir ? o->out_dir : s->out_dir;
-    json_t *points, *doc;
-    int rc = run_and_gather(s, o, "search", search_point, "search", &points, &doc, err);
-    if (rc == 1) return 0; /* another process gathers the results */
-    if (!rc) {
-        json_object_set_new(doc, "search",
-                            json_pack("{s:s,s:f,s:f,s:f,s:i,s:f,s:f}", "key", s->search.key, "lo",
-                                      s->search.lo, "hi", s->search.hi, "tolerance",
-                                      s->search.tolerance, "replications", s->search.replications,
-                                      "confidence", s->search.confidence, "attainment",
-                                      s->search.attainment));
-    }
-    char *jpath = joined(dir, "search.json"), *cpath = joined(dir, "search.csv");
-    if (!rc && (!jpath || !cpath))
-        rc = colo_error_set(err, COLO_ENOMEM, dir, 0, NULL, "out of memory");
-    if (!rc) rc = colo_results_write(doc, jpath, err);
-    colo_atomic_file_t af;
-    if (!rc && !(rc = colo_atomic_open(&af, cpath, err))) {
-        fputs("point", af.f);
-        for (size_t a = 0; a < s->n_axes; a++) {
-            fputc(',', af.f);
-            colo_csv_write_field(af.f, s->axes[a].key);
-        }
-        fprintf(af.f, ",capacity_%s,bracket,error\n", s->search.key);
-        size_t i;
-        json_t *p;
-        json_array_foreach(points, i, p)
-        {
-            fprintf(af.f, "%zu", i);
-            for (size_t a = 0; a < s->n_axes; a++) {
-                fputc(',', af.f);
-                colo_csv_write_field(af.f, colo_study_value(s, i, a));
-            }
-            json_t *e = json_object_get(p, "error");
-            if (e) {
-                fputs(",,,", af.f);
-                colo_csv_write_field(af.f, json_string_value(e));
-                fputc('\n', af.f);
-            } else {
-                fprintf(af.f, ",%.6g,%s,\n", num(p, "capacity"),
-                        json_string_value(json_object_get(p, "bracket")));
-            }
-        }
-        rc = colo_atomic_commit(&af, err);
-    }
-    if (!rc && !o->quiet) {
-        printf("highest %s at which every tenant meets its SLO for >= %.4g of requests (%d "
-               "replications, %.0f %% lower confidence bound)\n\n",
-               s->search.key, s->search.attainment, s->search.replications,
-               100 * s->search.confidence);
-        for (size_t a = 0; a < s->n_axes; a++)
-            printf("%-16.16s ", s->axes[a].key);
-        printf("%12s\n", "capacity");
-        size_t i;
-        json_t *p;
-        json_array_foreach(points, i, p)
-        {
-            for (size_t a = 0; a < s->n_axes; a++)
-                printf("%-16.16s ", colo_study_value(s, i, a));
-            json_t *e = json_object_get(p, "error");
-            const char *br = json_string_value(json_object_get(p, "bracket"));
-            if (e)
-                printf("%12s  %s\n", "-", json_string_value(e));
-            else
-                printf("%12.4g%s\n", num(p, "capacity"),
-                       strcmp(br, "found") == 0      ? ""
-                       : strcmp(br, "below lo") == 0 ? "  (fails even at lo)"
-                                                     : "  (meets it at hi: raise hi)");
-        }
-        printf("\nwritten to %s and %s\n", jpath, cpath);
     }
     colo_free(jpath);
     colo_free(cpath);

@@ -1,0 +1,39 @@
+/* study_internal.h: what study.c (the study file, sweeps), search.c and point_pool.c share. */
+#ifndef COLO_STUDY_INTERNAL_H
+#define COLO_STUDY_INTERNAL_H
+
+#include "errors.h"
+#include "study.h"
+
+#include <jansson.h>
+#include <stddef.h>
+
+/* rel joined to dir, or NULL when out of memory. */
+char *colo_study_joined(const char *dir, const char *rel);
+
+/* A number to digits significant digits as --set takes it, kept a float for the loader:
+ * 2 -> "2.0". */
+void colo_study_float_text(char *buf, size_t n, int digits, double v);
+
+/* Simulates a scenario file, one GPU or a cluster, with these overrides into *res (results
+ * JSON, new): colo_simulate_file. */
+int colo_study_simulate(const char *scenario, char **sets, size_t n, json_t **res,
+                        colo_error_t *err);
+
+/* The n strings as a new JSON array (copied), or NULL when out of memory. */
+json_t *colo_study_string_array(char **v, size_t n);
+
+/* Point i's axis values as a new JSON object { key: value }, or NULL when out of memory. */
+json_t *colo_study_values_json(const colo_study_t *s, size_t i);
+
+/* The number at key k of o (0 when it is absent or not a number). */
+double colo_study_num(json_t *o, const char *k);
+
+/* Runs every point of the study into DIR/sub (by o's runner, or here), then reads them into
+ * *points and starts the result document of this kind (*doc, with the points). 1 when another
+ * process gathers the results (an MPI worker); 0; or a negative code with err set. */
+int colo_study_run_and_gather(const colo_study_t *s, const colo_sweep_opts_t *o, const char *sub,
+                              colo_point_fn fn, const char *kind, json_t **points, json_t **doc,
+                              colo_error_t *err);
+
+#endif
