@@ -1,0 +1,503 @@
+/* domain.c: execution domains: kernels on the hardware model and their timeline lanes, the
+ * hooks of time-slicing, copies, kernel schedulers (dispatch, preemption), and the domains and
+ * partitions built for the scenario's sharing mechanism. */
+#include "serving_internal.h"
+#include "alloc.h"
+#include "errors.h"
+#include "event_queue.h"
+#include "gpu.h"
+#include "hardware.h"
+#include "invariant.h"
+#include "kernel_model.h"
+#include "scenario.h"
+#include "scheduler.h"
+#include "serving.h"
+#include "simtime.h"
+#include "timeline.h"
+#include "timeslice.h"
+#include "trace.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- kernels on the hardware model ---- */
+
+/* The timeline: the kernel that ran [kernel_since, now) on the stream's and its partition's
+ * tracks, and the number of kernels running. */
+static void timeline_kernel(colo_stream_run_t *s)
+{
+    colo_tenant_run_t *t = s->t;
+    colo_sim_t *sim = t->sim;
+    colo_time_t now = sim->eq.now;
+    if (!colo_timeline_wants(sim->tl, s->kernel_since, now)) return;
+    const char *name = colo_serving_stream_trace(s)->ops[s->cur_op].name;
+    char args[160];
+    snprintf(args, sizeof args, "{\"tenant\":\"%s\",\"op\":%zu}", t->cfg->name, s->cur_op);
+    colo_timeline_span(sim->tl, COLO_TL_TENANTS, colo_serving_stream_tid(s), name, "kernel",
+                       s->kernel_since, now, args);
+    colo_timeline_span(sim->tl, COLO_TL_PARTITIONS + (int)t->place.sm_set, s->lane + 1, name,
+                       "kernel", s->kernel_since, now, args);
+}
+
+/* Lanes of one group of timeline tracks: pair[0] the lanes in use, pair[1] those already named.
+ * Takes the lowest free lane (the 64th is shared beyond); *fresh: it needs its name written. */
+static int lane_take(uint64_t pair[2], bool *fresh)
+{
+    int l = 0;
+    while (l < 63 && (pair[0] >> l & 1))
+        l++;
+    pair[0] |= (uint64_t)1 << l;
+    *fresh = !(pair[1] >> l & 1);
+    pair[1] |= (uint64_t)1 << l;
+    return l;
+}
+
+static void lane_free(uint64_t pair[2], int l)
+{
+    pair[0] &= ~((uint64_t)1 << l);
+}
+
+/* A lane of its partition's timeline for the stream's kernel that starts: the lowest free one,
+ * so kernels that co-reside stack and those that cannot stay on lane 1. */
+static void take_lane(colo_stream_run_t *s)
+{
+    colo_sim_t *sim = s->t->sim;
+    uint32_t set = s->t->place.sm_set;
+    bool fresh;
+    s->lane = lane_take(&sim->lanes[2 * set], &fresh);
+    if (fresh) { /* its first kernel: name the track */
+        char name[32];
+        snprintf(name, sizeof name, "kernels, lane %d", s->lane + 1);
+        colo_timeline_name(sim->tl, COLO_TL_PARTITIONS + (int)set, s->lane + 1, name, s->lane + 1);
+    }
+}
+
+static void count_kernels(colo_sim_t *sim)
+{
+    if (sim->tl)
+        colo_timeline_counter(sim->tl, COLO_TL_COUNTERS, "kernels running", sim->eq.now,
+                              sim->kernels_running);
+}
+
+static void kernel_ran(colo_stream_run_t *s)
+{
+    colo_tenant_run_t *t = s->t;
+    colo_sim_t *sim = t->sim;
+    colo_time_t now = sim->eq.now;
+    COLO_CHECK(s->kernel_running && sim->kernels_running > 0 && t->kernels_running > 0,
+               "tenant %s: a kernel ends at %lld ns that was not running", t->cfg->name,
+               (long long)now);
+    s->kernel_running = false;
+    t->kernel_ends++;
+    if (--t->kernels_running == 0)
+        colo_add_clipped(&t->gpu_time, t->gpu_since, now, sim->sc->warmup, sim->sc->duration);
+    if (--sim->kernels_running == 0)
+        colo_add_clipped(&sim->busy_time, sim->busy_since, now, sim->sc->warmup, sim->sc->duration);
+    if (sim->tl) {
+        timeline_kernel(s);
+        count_kernels(sim);
+        lane_free(&sim->lanes[2 * t->place.sm_set], s->lane);
+    }
+}
+
+static void on_hw_kernel_done(void *obj, int64_t arg)
+{
+    colo_stream_run_t *s = obj;
+    colo_tenant_run_t *t = s->t;
+    s->kernel = NULL;
+    kernel_ran(s);
+    if ((uint64_t)arg != t->incarnation) return;
+    s->kernel_left = 1.0;
+    colo_domain_t *d = t->dom;
+    if (d->ts_exec) { /* its context hears of it first, and may keep the GPU for the next one */
+        s->kernel_ready = false;
+        d->ts_done = s;
+        colo_ts_kernel_done(&d->ts, t->ctx);
+        return;
+    }
+    colo_sched_t *sc = d->sched;
+    if (sc) {
+        sc->item[s->item].state = COLO_ITEM_IDLE;
+        sc->item[s->item].preempting = false;
+        if (sc->ops->on_complete) sc->ops->on_complete(sc, s->item);
+    }
+    colo_serving_op_done(s);
+    if (sc) colo_domain_dispatch(d);
+}
+
+/* Statistics and timeline of a kernel that starts (or resumes) running. */
+static void kernel_started(colo_stream_run_t *s)
+{
+    colo_tenant_run_t *t = s->t;
+    colo_sim_t *sim = t->sim;
+    COLO_CHECK(!s->kernel_running, "tenant %s: a kernel starts at %lld ns while one runs",
+               t->cfg->name, (long long)sim->eq.now);
+    if (sim->kernels_running++ == 0) sim->busy_since = sim->eq.now;
+    if (t->kernels_running++ == 0) t->gpu_since = sim->eq.now;
+    s->kernel_since = sim->eq.now;
+    s->kernel_running = true;
+    t->kernel_starts++;
+    if (sim->tl) {
+        take_lane(s);
+        count_kernels(sim);
+    }
+}
+
+/* Starts (or resumes) the stream's current kernel on its tenant's place. */
+static void run_kernel(colo_stream_run_t *s)
+{
+    colo_tenant_run_t *t = s->t;
+    colo_sim_t *sim = t->sim;
+    kernel_started(s);
+    colo_serving_fail(sim, colo_hw_kernel_start(&sim->hw, &s->w, t->place, s->kernel_left,
+                                                on_hw_kernel_done, s, (int64_t)t->incarnation,
+                                                &s->kernel));
+    if (s->kernel && t->weight != 1.0)
+        colo_serving_fail(sim, colo_hw_kernel_weight(&sim->hw, s->kernel, t->weight));
+}
+
+/* Stops the stream's running kernel, keeping its progress in kernel_left. */
+void colo_domain_halt_kernel(colo_stream_run_t *s)
+{
+    if (!s->kernel) return;
+    colo_sim_t *sim = s->t->sim;
+    colo_serving_fail(sim, colo_hw_kernel_stop(&sim->hw, s->kernel, &s->kernel_left));
+    s->kernel = NULL;
+    kernel_ran(s);
+}
+
+/* Under time-slicing a context's kernels run alone on its domain's part of the GPU (the GPU, or
+ * a MIG instance that shares nothing with the others but the PCIe link). With one stream per
+ * context, a kernel's duration is its duration alone there: the policy times it itself and
+ * tells us when it runs. With several, they run together on the hardware model while their
+ * context owns the GPU (ts_exec_start, ts_exec_stop). */
+/* Utilisation of kernels the solver does not see (timed ones): their use alone, added
+ * (sign 1) or removed (-1). */
+static void ts_account(colo_stream_run_t *s, double sign)
+{
+    colo_sim_t *sim = s->t->sim;
+    colo_time_t now = sim->eq.now;
+    for (int k = 0; k < 3; k++) {
+        if (now > sim->ts_since)
+            sim->ts_integral[k] += sim->ts_used[k] * (double)(now - sim->ts_since);
+        sim->ts_used[k] += sign * s->ts_use[k];
+    }
+    sim->ts_since = now;
+}
+
+static colo_tenant_run_t *member(const colo_domain_t *d, size_t ctx)
+{
+    return &d->sim->t[d->members[ctx]];
+}
+
+static void ts_observe(void *obj, size_t ctx, bool running)
+{
+    colo_domain_t *d = obj;
+    colo_stream_run_t *s = &member(d, ctx)->streams[0];
+    if (!running) {
+        ts_account(s, -1);
+        kernel_ran(s);
+        return;
+    }
+    const colo_kernel_work_t *w = &s->w;
+    /* its rates over its time alone before rounding to the nanosecond: over the rounded time a
+     * 2 us kernel at the bandwidth limit drew 1.00024 of it (issue 22) */
+    const colo_place_rates_t *pr = &s->t->rates;
+    double dur = colo_kernel_alone_at(w, pr->sms, pr->dram_rate, pr->l2_rate);
+    /* as the solver counts them: the SMs it keeps busy for its compute part */
+    s->ts_use[0] =
+        dur > 0 ? colo_kernel_sms_used(w, d->sms) * colo_kernel_compute_ns(w, d->sms) / dur : 0;
+    s->ts_use[1] = dur > 0 ? w->l2_bytes / dur : 0;
+    s->ts_use[2] = dur > 0 ? w->dram_bytes / dur : 0;
+    ts_account(s, 1);
+    kernel_started(s);
+}
+
+static void ts_exec_start(void *obj, size_t ctx)
+{
+    colo_tenant_run_t *t = member(obj, ctx);
+    for (int k = 0; k < t->n_streams; k++)
+        if (t->streams[k].kernel_ready && !t->streams[k].kernel_running) run_kernel(&t->streams[k]);
+}
+
+static void ts_exec_stop(void *obj, size_t ctx)
+{
+    colo_tenant_run_t *t = member(obj, ctx);
+    for (int k = 0; k < t->n_streams; k++)
+        colo_domain_halt_kernel(&t->streams[k]);
+}
+
+static void on_ts_done(void *obj, size_t ctx)
+{
+    colo_domain_t *d = obj;
+    if (!d->ts_exec) {
+        colo_serving_op_done(&member(d, ctx)->streams[0]);
+        return;
+    }
+    colo_stream_run_t *s = d->ts_done;
+    d->ts_done = NULL;
+    if (s) colo_serving_op_done(s);
+}
+
+/* ---- copies ---- */
+
+/* Timeline track of the stream's copy in direction dir: its domain's direction, lane copy_lane. */
+static int copy_tid(const colo_stream_run_t *s, colo_copy_dir_t dir)
+{
+    return (int)(s->t->dom->ce * 2 + (uint32_t)dir) * 64 + s->copy_lane + 1;
+}
+
+/* A lane for the stream's copy that is issued: the lowest free one of its domain's direction,
+ * so copies in flight together (on several engines, or waiting for one) do not overlap. */
+static void take_copy_lane(colo_stream_run_t *s, colo_copy_dir_t dir)
+{
+    colo_sim_t *sim = s->t->sim;
+    uint32_t ce = s->t->dom->ce;
+    bool fresh;
+    s->copy_lane = lane_take(&sim->copy_lanes[2 * (ce * 2 + (uint32_t)dir)], &fresh);
+    if (fresh) {
+        char name[64];
+        snprintf(name, sizeof name, "copies %u %s, lane %d", ce,
+                 dir == COLO_COPY_H2D ? "H2D" : "D2H", s->copy_lane + 1);
+        colo_timeline_name(sim->tl, COLO_TL_COPIES, copy_tid(s, dir), name, copy_tid(s, dir));
+    }
+}
+
+static void on_copy_done(void *obj, int64_t arg)
+{
+    colo_stream_run_t *s = obj;
+    colo_tenant_run_t *t = s->t;
+    colo_sim_t *sim = t->sim;
+    colo_copy_dir_t dir = (colo_copy_dir_t)(arg & 1);
+    struct colo_pcie_dir *p = &sim->pcie[dir];
+    if (--p->active == 0)
+        colo_add_clipped(&p->busy_time, p->since, sim->eq.now, sim->sc->warmup, sim->sc->duration);
+    if (sim->tl && colo_timeline_wants(sim->tl, s->copy_start, sim->eq.now)) {
+        char args[96];
+        snprintf(args, sizeof args, "{\"tenant\":\"%s\"}", t->cfg->name);
+        colo_timeline_span(sim->tl, COLO_TL_COPIES, copy_tid(s, dir),
+                           dir == COLO_COPY_H2D ? "H2D copy" : "D2H copy", "copy", s->copy_start,
+                           sim->eq.now, args);
+    }
+    if (sim->tl) lane_free(&sim->copy_lanes[2 * (t->dom->ce * 2 + (uint32_t)dir)], s->copy_lane);
+    if ((uint64_t)(arg >> 1) != t->incarnation) return; /* its process died meanwhile */
+    if (!t->cfg->cuda_graphs) {                         /* the host waited for the copy */
+        s->host_clock = sim->eq.now;
+        s->after_sync = true;
+    }
+    colo_serving_op_done(s);
+}
+
+/* ---- kernel schedulers (concurrent domains) ---- */
+
+/* Launches what the scheduler picks, until it holds the rest. */
+void colo_domain_dispatch(colo_domain_t *d)
+{
+    colo_sched_t *s = d->sched;
+    if (d->dispatching) return; /* a launch inside a launch: the outer loop goes on */
+    d->dispatching = true;
+    long m;
+    while (!d->sim->failed && (m = s->ops->pick_next(s)) >= 0) {
+        if ((size_t)m >= s->n || s->item[m].state != COLO_ITEM_READY) {
+            colo_serving_fail(d->sim,
+                              COLO_ESTATE); /* the scheduler picked an item with nothing ready */
+            break;
+        }
+        s->item[m].state = COLO_ITEM_RUNNING;
+        d->launches[m]++;
+        run_kernel(d->items[m]);
+    }
+    d->dispatching = false;
+}
+
+/* The stream's current kernel is ready: describe it to the scheduler. */
+static void offer_kernel(colo_stream_run_t *s)
+{
+    colo_tenant_run_t *t = s->t;
+    colo_sched_t *sc = t->dom->sched;
+    colo_sched_item_t *it = &sc->item[s->item];
+    const struct colo_variant_run *v = &t->var[s->plan.var];
+    it->state = COLO_ITEM_READY;
+    it->ready = t->sim->eq.now;
+    it->deadline = t->cfg->slo > 0 && s->n_batch ? s->batch[0].arrival + t->cfg->slo : INT64_MAX;
+    it->alone = colo_time_from_ns((double)s->alone * s->kernel_left);
+    it->wave = colo_time_from_ns(s->w.wave_ns);
+    it->blocks = s->w.blocks > (unsigned long long)INT32_MAX ? INT32_MAX : (int)s->w.blocks;
+    it->first_of_request = s->cur_op == v->first_kernel;
+    it->last_of_request = s->cur_op == v->last_kernel;
+    if (sc->ops->on_arrival) sc->ops->on_arrival(sc, s->item);
+    colo_domain_dispatch(t->dom);
+}
+
+/* A preemption asked by the scheduler comes due: the kernel leaves the SMs with its progress. */
+static void on_preempt(void *obj, int64_t arg)
+{
+    colo_stream_run_t *s = obj;
+    colo_domain_t *d = s->t->dom;
+    colo_sched_t *sc = d->sched;
+    colo_sched_item_t *it = &sc->item[s->item];
+    if ((uint64_t)arg != d->launches[s->item] || it->state != COLO_ITEM_RUNNING || !it->preempting)
+        return; /* it ended (or its process died) first */
+    colo_domain_halt_kernel(s);
+    it->preempting = false;
+    it->state = COLO_ITEM_READY;
+    it->ready = d->sim->eq.now;
+    if (sc->ops->on_arrival) sc->ops->on_arrival(sc, s->item);
+    colo_domain_dispatch(d);
+}
+
+static void sched_preempt(void *engine, size_t m, colo_time_t delay)
+{
+    colo_domain_t *d = engine;
+    colo_serving_fail(d->sim,
+                      colo_eq_schedule(&d->sim->eq, d->sim->eq.now + (delay > 0 ? delay : 0),
+                                       on_preempt, d->items[m], (int64_t)d->launches[m], NULL));
+}
+
+void colo_domain_op_ready(void *obj, int64_t arg)
+{
+    colo_stream_run_t *s = obj;
+    colo_tenant_run_t *t = s->t;
+    if ((uint64_t)arg != t->incarnation) return;
+    colo_sim_t *sim = t->sim;
+    const colo_op_t *op = &colo_serving_stream_trace(s)->ops[s->cur_op];
+    colo_domain_t *d = t->dom;
+    if (op->type == COLO_OP_COPY) {
+        struct colo_pcie_dir *p = &sim->pcie[op->dir];
+        if (p->active++ == 0) p->since = sim->eq.now;
+        s->copy_start = sim->eq.now;
+        if (sim->tl) take_copy_lane(s, op->dir);
+        colo_serving_fail(sim,
+                          colo_hw_copy_start(&sim->hw, op->dir, op->bytes, d->ce, on_copy_done, s,
+                                             (int64_t)((t->incarnation << 1) | (uint64_t)op->dir)));
+    } else if (d->kind == COLO_DOM_TIMESLICE) {
+        s->kernel_ready = d->ts_exec;
+        colo_serving_fail(sim, colo_ts_submit(&d->ts, t->ctx, s->alone));
+    } else if (d->sched) {
+        offer_kernel(s);
+    } else {
+        run_kernel(s);
+    }
+}
+
+/* ---- set-up ---- */
+
+static int range_set(colo_hw_t *hw, int first, int n, uint32_t *idx)
+{
+    int ids[COLO_HW_MAX_UNITS];
+    for (int i = 0; i < n && i < COLO_HW_MAX_UNITS; i++)
+        ids[i] = first + i;
+    return colo_hw_add_sm_set(hw, ids, n, idx);
+}
+
+/* The scenario's kernel scheduler for concurrent domain d: one item per stream. */
+static int sched_new(colo_sim_t *sim, colo_domain_t *d)
+{
+    const colo_scenario_t *sc = sim->sc;
+    colo_sched_t *s = colo_calloc(1, sizeof *s);
+    if (!s) return COLO_ENOMEM;
+    d->sched = s;
+    s->ops = sc->scheduler.ops;
+    memcpy(s->param, sc->scheduler.param, sizeof s->param);
+    s->n = d->n_items;
+    s->sms = d->sms;
+    s->now = &sim->eq.now;
+    s->preempt = sched_preempt;
+    s->engine = d;
+    s->item = colo_calloc(s->n, sizeof *s->item);
+    d->launches = colo_calloc(s->n, sizeof *d->launches);
+    if (!s->item || !d->launches) return COLO_ENOMEM;
+    for (size_t m = 0; m < s->n; m++) {
+        s->item[m].tenant = d->items[m]->t->idx;
+        s->item[m].cls = d->items[m]->t->cfg->cls;
+        s->item[m].deadline = INT64_MAX;
+    }
+    int rc = s->ops->init ? s->ops->init(s) : 0;
+    if (rc) {
+        s->ops = NULL; /* no fini for what did not start */
+        return rc;
+    }
+    return 0;
+}
+
+/* Domains and partitions of the hardware for the scenario's sharing mechanism. */
+int colo_domain_build(colo_sim_t *sim)
+{
+    const colo_scenario_t *sc = sim->sc;
+    const colo_gpu_t *g = sc->gpu;
+    colo_hw_t *hw = &sim->hw;
+    bool mig = sc->sharing.mode == COLO_SHARE_MIG;
+    size_t n_dom = mig ? sc->sharing.n_instances : 1;
+    if (!(sim->dom = colo_calloc(n_dom, sizeof *sim->dom))) return COLO_ENOMEM;
+    sim->n_dom = n_dom;
+    size_t streams = 0;
+    for (size_t i = 0; i < sim->n; i++)
+        streams += (size_t)sim->t[i].n_streams;
+    int rc = 0;
+    for (size_t k = 0; k < sim->n_dom && !rc; k++) {
+        colo_domain_t *d = &sim->dom[k];
+        d->sim = sim;
+        d->place = (colo_hw_place_t){0, 0, 0, 0};
+        d->sms = g->sm.count;
+        d->dram_rate = colo_gpu_dram_rate(g);
+        d->l2_rate = colo_gpu_l2_rate(g);
+        colo_share_mode_t share = sc->sharing.mode;
+        if (mig) {
+            const colo_mig_instance_t *in = &sc->sharing.instances[k];
+            const colo_mig_profile_t *p = in->profile;
+            int per_slice = g->memory.channels / g->mig.memory_slices, ch[COLO_HW_MAX_UNITS], n = 0;
+            for (int s = in->placement; s < in->placement + p->memory_slices; s++)
+                for (int c = 0; c < per_slice; c++)
+                    ch[n++] = s * per_slice + c;
+            d->sms = p->sms;
+            d->dram_rate *= (double)p->memory_slices / g->mig.memory_slices;
+            d->l2_rate *= p->l2_eighths / 8.0;
+            rc = range_set(hw, in->first_sm, p->sms, &d->place.sm_set);
+            if (!rc)
+                rc = colo_hw_add_l2_group(hw, colo_gpu_l2_capacity(g) * p->l2_eighths / 8.0,
+                                          d->l2_rate, &d->place.l2_group);
+            if (!rc) rc = colo_hw_add_channel_set(hw, ch, n, &d->place.channel_set);
+            if (!rc) rc = colo_hw_add_ce_domain(hw, p->copy_engines, &d->ce);
+            share = in->share;
+        }
+        d->kind = share == COLO_SHARE_TIMESLICE ? COLO_DOM_TIMESLICE : COLO_DOM_CONCURRENT;
+        if (!rc && (!(d->members = colo_calloc(sc->n_tenants, sizeof *d->members)) ||
+                    !(d->items = colo_calloc(streams, sizeof *d->items))))
+            rc = COLO_ENOMEM;
+    }
+    for (size_t i = 0; i < sim->n && !rc; i++) {
+        colo_tenant_run_t *t = &sim->t[i];
+        const colo_tenant_cfg_t *c = t->cfg;
+        colo_domain_t *d = &sim->dom[mig ? c->instance : 0];
+        t->dom = d;
+        t->ctx = d->n_members;
+        d->members[d->n_members++] = i;
+        for (int k = 0; k < t->n_streams; k++) {
+            t->streams[k].item = d->n_items;
+            d->items[d->n_items++] = &t->streams[k];
+        }
+        if (d->kind == COLO_DOM_TIMESLICE && t->n_streams > 1) d->ts_exec = true;
+        t->place = d->place;
+        t->weight = c->priority ? 0.25 : 1.0; /* below-normal MPS clients: a quarter (docs) */
+        if (c->sm_count > 0) rc = range_set(hw, c->sm_first, c->sm_count, &t->place.sm_set);
+        t->place.sm_limit = c->sm_cap;
+    }
+    for (size_t k = 0; k < sim->n_dom && !rc; k++)
+        if (sc->scheduler.ops && sim->dom[k].kind == COLO_DOM_CONCURRENT && sim->dom[k].n_members)
+            rc = sched_new(sim, &sim->dom[k]);
+    for (size_t k = 0; k < sim->n_dom && !rc; k++) {
+        colo_domain_t *d = &sim->dom[k];
+        if (d->kind != COLO_DOM_TIMESLICE || d->n_members == 0) continue;
+        colo_ts_exec_t timer = {NULL, NULL, d, ts_observe};
+        colo_ts_exec_t hw_exec = {ts_exec_start, ts_exec_stop, d, NULL};
+        rc = colo_ts_init(&d->ts, &sim->eq, d->n_members, sc->sharing.timeslice,
+                          sc->sharing.switch_cost, on_ts_done, d, d->ts_exec ? &hw_exec : &timer);
+        if (!rc) {
+            d->ts_ready = true;
+            colo_ts_set_window(&d->ts, sc->warmup, sc->duration);
+        }
+    }
+    return rc;
+}
