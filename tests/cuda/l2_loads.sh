@@ -7,7 +7,7 @@ nvcc=$1 src=$2 build=$3
 ptx=$(mktemp --suffix=.ptx)
 trap 'rm -f "$ptx"' EXIT
 "$nvcc" -std=c++17 -arch=sm_90 -ptx -I"$src/sim/engine" -I"$src/sim/format" -I"$src/models" -I"$build/sim/engine" -I"$src/calibrate" \
-    "$src/calibrate/calibrate.cu" -o "$ptx" 2>/dev/null || { echo "FAIL: nvcc -ptx"; exit 1; }
+    "$src/calibrate/calibrate_kernels.cu" -o "$ptx" 2>/dev/null || { echo "FAIL: nvcc -ptx"; exit 1; }
 loads=$(awk '/\.entry .*l2_read_kernel/{f=1; next} /\.entry /{f=0} f && /ld\.global/' "$ptx")
 [ -n "$loads" ] || { echo "FAIL: no l2_read_kernel loads in the PTX"; exit 1; }
 echo "$loads"
