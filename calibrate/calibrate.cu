@@ -20,6 +20,7 @@ extern "C" {
 #include "atomic_file.h"
 #include "errors.h"
 #include "gpu.h"
+#include "gpu_catalog.h"
 }
 
 #include <gsl/gsl_sort.h>

@@ -1,18 +1,15 @@
-/* gpu.c: loading, validating and finding GPU description files. */
+/* gpu.c: loading and validating a GPU description file, and the rates derived from it (finding
+ * one by name and applying its calibration: gpu_catalog.c). */
 #include "gpu.h"
 #include "alloc.h"
-#include "calibration.h"
 #include "cfg.h"
-#include "version.h"
 
-#include <dirent.h>
 #include <libconfig.h>
 #include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 /* Table-driven reading: each group is a list of fields stored at an offset in colo_gpu_t. */
 enum kind { K_INT, K_LLONG, K_DOUBLE, K_US_TIME, K_STRING };
@@ -377,176 +374,6 @@ void colo_gpu_free(colo_gpu_t *gpu)
     for (int i = 0; i < 16; i++)
         colo_free(gpu->calibration.source[i]);
     colo_free(gpu);
-}
-
-/* ---- finding descriptions ---- */
-
-static int is_file(const char *p)
-{
-    struct stat st;
-    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-/* Calls fn(dir, ctx) for each search directory until fn returns non-zero. */
-static int each_dir(int (*fn)(const char *dir, void *ctx), void *ctx)
-{
-    const char *env = getenv("COLOSIM_GPU_PATH");
-    if (env && *env) {
-        char buf[4096];
-        snprintf(buf, sizeof buf, "%s", env);
-        char *save = NULL;
-        for (char *d = strtok_r(buf, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
-            int rc = fn(d, ctx);
-            if (rc) return rc;
-        }
-    }
-    int rc = fn(COLO_SOURCE_GPU_DIR, ctx);
-    return rc ? rc : fn(COLO_INSTALL_GPU_DIR, ctx);
-}
-
-struct find_ctx {
-    const char *name;
-    char *buf;
-    size_t n;
-};
-
-static int find_in(const char *dir, void *vctx)
-{
-    struct find_ctx *c = vctx;
-    snprintf(c->buf, c->n, "%s/%s.cfg", dir, c->name);
-    return is_file(c->buf);
-}
-
-int colo_gpu_resolve(const char *name, const char *base_dir, char *buf, size_t n)
-{
-    size_t len = strlen(name);
-    if (strchr(name, '/') || (len > 4 && strcmp(name + len - 4, ".cfg") == 0)) {
-        if (name[0] == '/' || !base_dir || !base_dir[0])
-            snprintf(buf, n, "%s", name);
-        else
-            snprintf(buf, n, "%s/%s", base_dir, name);
-        return is_file(buf) ? 0 : COLO_ENOENT;
-    }
-    struct find_ctx c = {name, buf, n};
-    return each_dir(find_in, &c) ? 0 : COLO_ENOENT;
-}
-
-struct names_ctx {
-    char **names;
-    size_t count, cap;
-    int rc;
-};
-
-static int collect_in(const char *dir, void *vctx)
-{
-    struct names_ctx *c = vctx;
-    DIR *d = opendir(dir);
-    if (!d) return 0;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        size_t len = strlen(e->d_name);
-        if (len <= 4 || strcmp(e->d_name + len - 4, ".cfg") != 0) continue;
-        int dup = 0;
-        for (size_t i = 0; i < c->count; i++)
-            if (strncmp(c->names[i], e->d_name, len - 4) == 0 && c->names[i][len - 4] == '\0')
-                dup = 1;
-        if (dup) continue;
-        char *s = colo_malloc(len - 3);
-        if (!s || colo_grow((void **)&c->names, &c->cap, c->count + 1, sizeof *c->names)) {
-            colo_free(s);
-            c->rc = COLO_ENOMEM;
-            break;
-        }
-        memcpy(s, e->d_name, len - 4);
-        s[len - 4] = '\0';
-        c->names[c->count++] = s;
-    }
-    closedir(d);
-    return c->rc;
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-int colo_gpu_names(char ***names, size_t *count)
-{
-    struct names_ctx c = {NULL, 0, 0, 0};
-    each_dir(collect_in, &c);
-    if (c.rc) {
-        colo_gpu_names_free(c.names, c.count);
-        return c.rc;
-    }
-    if (c.count) qsort(c.names, c.count, sizeof *c.names, cmp_str);
-    *names = c.names;
-    *count = c.count;
-    return 0;
-}
-
-void colo_gpu_names_free(char **names, size_t count)
-{
-    for (size_t i = 0; i < count; i++)
-        colo_free(names[i]);
-    colo_free(names);
-}
-
-int colo_gpu_open(const char *name, const char *base_dir, const char *calibration,
-                  colo_gpu_t **out, const char *source, int line, const char *key,
-                  colo_error_t *err)
-{
-    char path[4096];
-    *out = NULL;
-    if (colo_gpu_resolve(name, base_dir, path, sizeof path) != 0) {
-        char **names = NULL;
-        size_t n = 0;
-        char list[1024] = "none found";
-        if (colo_gpu_names(&names, &n) == 0 && n) {
-            size_t used = 0;
-            for (size_t i = 0; i < n && used < sizeof list; i++) {
-                int w = snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", names[i]);
-                if (w > 0) used += (size_t)w;
-            }
-        }
-        colo_gpu_names_free(names, n);
-        return colo_error_set(err, COLO_ENOENT, source, line, key,
-                              "unknown GPU '%s' (known: %s; or give a path to a .cfg file)", name,
-                              list);
-    }
-    colo_gpu_t *g;
-    int rc = colo_gpu_load(path, &g, err);
-    if (rc) return rc;
-    char cal[4096];
-    int have = 0;
-    if (!calibration || strcmp(calibration, "auto") == 0)
-        have = colo_calibration_default(g, cal, sizeof cal);
-    else if (strcmp(calibration, "none") != 0) {
-        snprintf(cal, sizeof cal, "%s", calibration);
-        have = 1;
-    }
-    if (have && (rc = colo_calibration_apply(g, cal, err))) {
-        colo_gpu_free(g);
-        return rc;
-    }
-    *out = g;
-    return 0;
-}
-
-const char *colo_gpu_guess(const char *name, double gib, int sms)
-{
-    if (!name) return NULL;
-    /* the names cudaGetDeviceProperties and nvidia-smi report ("NVIDIA H100 PCIe", "NVIDIA H100
-     * 80GB HBM3", "NVIDIA A100-SXM4-40GB", ...), and the GPU files' full names */
-    if (strstr(name, "H200")) return "h200";
-    if (strstr(name, "H100")) {
-        if (strstr(name, "NVL")) return NULL; /* 132 SMs but HBM3 at 3.9 TB/s: no file of its own */
-        if (strstr(name, "PCIe") || sms == 114) return "h100-pcie";
-        return sms == 0 || sms == 132 ? "h100-sxm" : NULL;
-    }
-    if (strstr(name, "A100")) return gib > 50 ? "a100-80gb" : "a100-40gb";
-    if (strstr(name, "V100")) return "v100-sxm2";
-    if (strstr(name, "Orin")) return "orin-agx";
-    return NULL;
 }
 
 double colo_gpu_sm_fp32_rate(const colo_gpu_t *gpu)

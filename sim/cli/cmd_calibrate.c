@@ -5,6 +5,7 @@
 #include "calibration.h"
 #include "errors.h"
 #include "gpu.h"
+#include "gpu_catalog.h"
 #include "gpu_benches.h"
 
 #include <errno.h>

@@ -3,6 +3,7 @@
 #include "calibration.h"
 #include "errors.h"
 #include "gpu.h"
+#include "gpu_catalog.h"
 
 #include <jansson.h>
 #include <stdbool.h>

@@ -3,6 +3,7 @@
 #include "alloc.h"
 #include "errors.h"
 #include "gpu.h"
+#include "gpu_catalog.h"
 #include "import_capture.h"
 #include "import_kineto.h"
 #include "import_nsys.h"

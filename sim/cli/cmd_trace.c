@@ -4,6 +4,7 @@
 #include "alloc.h"
 #include "errors.h"
 #include "gpu.h"
+#include "gpu_catalog.h"
 #include "layout.h"
 #include "scenario.h"
 #include "serving.h"

@@ -2,6 +2,7 @@
 #include "scenario.h"
 #include "alloc.h"
 #include "cfg.h"
+#include "gpu_catalog.h"
 #include "kernel_model.h"
 #include "layout.h"
 #include "metrics.h"

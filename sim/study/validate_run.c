@@ -5,6 +5,7 @@
 #include "cluster.h"
 #include "errors.h"
 #include "gpu.h"
+#include "gpu_catalog.h"
 #include "kernel_class.h"
 #include "layout.h"
 #include "serving.h"

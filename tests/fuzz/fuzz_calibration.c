@@ -3,6 +3,7 @@
 #include "calibration.h"
 #include "fuzz.h"
 #include "gpu.h"
+#include "gpu_catalog.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -4,6 +4,7 @@
 #include "alloc.h"
 #include "fuzz.h"
 #include "gpu.h"
+#include "gpu_catalog.h"
 #include "gpu_benches.h"
 
 #include <stdio.h>

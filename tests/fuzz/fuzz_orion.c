@@ -1,5 +1,6 @@
 /* fuzz_orion.c: the Orion per-kernel profile CSV importer. */
 #include "fuzz.h"
+#include "gpu_catalog.h"
 #include "import_orion.h"
 
 #include <stdlib.h>

@@ -1,6 +1,7 @@
 /* helpers.c: shared set-up for the Criterion tests. */
 #include "helpers.h"
 #include "alloc.h"
+#include "gpu_catalog.h"
 
 #include <criterion/criterion.h>
 #include <dirent.h>

@@ -5,6 +5,7 @@
 #include "calibration.h"
 #include "cluster.h"
 #include "compare.h"
+#include "gpu_catalog.h"
 #include "helpers.h"
 #include "import_capture.h"
 #include "import_kineto.h"

@@ -1,6 +1,7 @@
 /* test_calibration.c: calibration files load over the datasheet values, bad ones are refused with
  * their line and key, and runs use what was measured. */
 #include "calibration.h"
+#include "gpu_catalog.h"
 #include "helpers.h"
 
 #include <criterion/criterion.h>

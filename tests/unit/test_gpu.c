@@ -1,5 +1,6 @@
 /* test_gpu.c: the GPU descriptions load, hold the documented facts, and bad files are refused. */
 #include "gpu.h"
+#include "gpu_catalog.h"
 #include "helpers.h"
 
 #include <criterion/criterion.h>

@@ -3,6 +3,7 @@
  * malformed file gets FILE:LINE: what. */
 #include "calibration.h"
 #include "gpu_benches.h"
+#include "gpu_catalog.h"
 #include "helpers.h"
 
 #include <criterion/criterion.h>

@@ -1,6 +1,7 @@
 /* test_hardware.c: kernels and copies contending for a GPU's SMs, L2, DRAM channels and PCIe.
  * Each property here could fail: they are the behaviours the contention model must have. */
 #include "hardware.h"
+#include "gpu_catalog.h"
 #include "helpers.h"
 
 #include <criterion/criterion.h>

@@ -4,6 +4,7 @@
 #include "csv.h"
 #include "json_lines.h"
 #include "gpu.h"
+#include "gpu_catalog.h"
 
 #include <ctype.h>
 #include <errno.h>

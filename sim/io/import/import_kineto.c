@@ -2,6 +2,7 @@
 #include "import_kineto.h"
 #include "alloc.h"
 #include "gpu.h"
+#include "gpu_catalog.h"
 #include "json_lines.h"
 #include "stop.h"
 

@@ -2,6 +2,7 @@
 #include "import_nsys.h"
 #include "alloc.h"
 #include "gpu.h"
+#include "gpu_catalog.h"
 
 #include <sqlite3.h>
 #include <stdlib.h>
