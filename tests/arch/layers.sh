@@ -48,6 +48,8 @@ done < <(find sim models -name '*.h' -o -name '*.h.in' | sed 's/\.in$//' | LC_AL
 
 status=0
 checked=0
+declare -A uses # "module used-module": one module includes the other's header
+module() { local b; b=$(basename "$1"); echo "${b%%.*}"; }
 while IFS= read -r f; do
     from=$(layer_of "$f")
     [ "$from" != unknown ] || { echo "$f: in no layer (docs/architecture.md)" >&2; status=1; continue; }
@@ -64,6 +66,7 @@ while IFS= read -r f; do
             echo "$f:$line: includes \"$inc\", which is not a header of the tree" >&2
             exit 2
         fi
+        [ "$(module "$f")" = "$(module "$target")" ] || uses["$(module "$f") $(module "$target")"]=1
         to=$(layer_of "$target")
         rt=$(rank_of "$to")
         checked=$((checked + 1))
@@ -74,7 +77,18 @@ while IFS= read -r f; do
     done < <(grep -n -E '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' "$f" |
              sed -E 's/^([0-9]+):.*"([^"]+)".*/\1:\2/')
 done < <(find sim models -name '*.c' -o -name '*.h' -o -name '*.cu' | LC_ALL=C sort)
+# No two modules use each other (models/gpu.c and calibration.c did): one depends on the other.
+# A module and its X_internal.h share one module's code; layout is a step of reading a scenario.
+for pair in "${!uses[@]}"; do
+    read -r a b <<< "$pair"
+    [[ "$a" < "$b" ]] || continue
+    [ -n "${uses["$b $a"]:-}" ] || continue
+    case "$a $b" in "$b"_internal" $b" | "$a $a"_internal | "layout scenario") continue ;; esac
+    echo "modules $a and $b include each other's headers: one should depend on the other"
+    status=1
+done
 if [ $status -eq 0 ]; then
-    echo "layers.sh: $checked includes, none from a lower layer to a higher one or a sibling"
+    echo "layers.sh: $checked includes, none from a lower layer to a higher one or a sibling," \
+        "no two modules using each other"
 fi
 exit $status
