@@ -66,7 +66,7 @@ static void lines_text(const int *lines, size_t n, char *buf, size_t size)
     }
 }
 
-static const char *commit_of(const struct ctx *c, const char *path)
+static const char *commit_of(const struct colo_gb_ctx *c, const char *path)
 {
     size_t n = strlen(path);
     for (size_t i = 0; i < c->o->n_file_commits; i++) {
@@ -76,7 +76,8 @@ static const char *commit_of(const struct ctx *c, const char *path)
     return c->o->commit;
 }
 
-static json_t *source(const struct ctx *c, const struct table *t, const int *lines, size_t n)
+static json_t *source(const struct colo_gb_ctx *c, const struct colo_gb_table *t, const int *lines,
+                      size_t n)
 {
     char text[1024];
     lines_text(lines, n, text, sizeof text);
@@ -89,14 +90,14 @@ static json_t *source(const struct ctx *c, const struct table *t, const int *lin
     return s;
 }
 
-int colo_gb_nomem(const struct ctx *c)
+int colo_gb_nomem(const struct colo_gb_ctx *c)
 {
     return colo_error_set(c->err, COLO_ENOMEM, c->o->dir, 0, NULL, "out of memory");
 }
 
 /* A model parameter: value, unit, the datasheet value it replaces, method and source. */
-int colo_gb_param(struct ctx *c, colo_cal_param_t p, double value, const char *method,
-                  const struct table *t, const int *lines, size_t n)
+int colo_gb_param(struct colo_gb_ctx *c, colo_cal_param_t p, double value, const char *method,
+                  const struct colo_gb_table *t, const int *lines, size_t n)
 {
     /* what the calibration loader would refuse, said here at the rows it came from */
     double sheet = colo_cal_get(c->gpu, p);
@@ -125,8 +126,8 @@ int colo_gb_param(struct ctx *c, colo_cal_param_t p, double value, const char *m
 }
 
 /* A value the model does not use, kept with its source: measurements.NAME. */
-int colo_gb_measurement(struct ctx *c, const char *name, json_t *values, const char *method,
-                        const struct table *t, const int *lines, size_t n)
+int colo_gb_measurement(struct colo_gb_ctx *c, const char *name, json_t *values, const char *method,
+                        const struct colo_gb_table *t, const int *lines, size_t n)
 {
     json_t *s = source(c, t, lines, n);
     if (!values || !s) {
@@ -169,7 +170,7 @@ int colo_gb_import(const colo_gb_options_t *o, const colo_gpu_t *gpu, json_t **o
     }
     json_t *doc = json_object(), *params = json_array(), *meas = json_object();
     json_t *files = json_array(), *missing = json_array();
-    struct ctx c = {o, gpu, params, meas, err, 0};
+    struct colo_gb_ctx c = {o, gpu, params, meas, err, 0};
     int rc = doc && params && meas && files && missing ? 0 : colo_gb_nomem(&c);
     static const char *const variants[] = {"", "_graph", "_gsync", "_pt"};
     int sms_from_stream = 0;
@@ -177,7 +178,7 @@ int colo_gb_import(const colo_gb_options_t *o, const colo_gpu_t *gpu, json_t **o
         if (!stems[k].stem) continue;
         int nv = k == COLO_GB_SMALL ? 4 : 1;
         for (int v = 0; v < nv && !rc; v++) {
-            struct table t;
+            struct colo_gb_table t;
             int found;
             rc = colo_gb_open_table(&c, (colo_gb_kind_t)k, stems[k].stem, variants[v],
                                     stems[k].note, &t, &found);

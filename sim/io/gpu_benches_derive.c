@@ -14,7 +14,8 @@
 
 /* A derivation's scratch: the rows it selects (n_idx) and the lines it cites (n_lines), both
  * zeroed; on failure neither (NULL) and the error set. */
-static int scratch(const struct ctx *c, size_t n_idx, size_t n_lines, int **idx, int **lines)
+static int scratch(const struct colo_gb_ctx *c, size_t n_idx, size_t n_lines, int **idx,
+                   int **lines)
 {
     *idx = colo_calloc(n_idx, sizeof **idx);
     *lines = colo_calloc(n_lines, sizeof **lines);
@@ -26,7 +27,7 @@ static int scratch(const struct ctx *c, size_t n_idx, size_t n_lines, int **idx,
 }
 
 /* Median of v[idx[k]] (k < n); NAN when n is 0. */
-static double median_of(const struct table *t, int col, const int *idx, size_t n)
+static double median_of(const struct colo_gb_table *t, int col, const int *idx, size_t n)
 {
     if (n == 0) return NAN;
     double *x = colo_calloc(n, sizeof *x);
@@ -40,7 +41,7 @@ static double median_of(const struct table *t, int col, const int *idx, size_t n
 }
 
 /* Row indices -> their file lines, in place-safe scratch. */
-static void to_lines(const struct table *t, const int *idx, size_t n, int *lines)
+static void to_lines(const struct colo_gb_table *t, const int *idx, size_t n, int *lines)
 {
     for (size_t k = 0; k < n; k++)
         lines[k] = t->rows[idx[k]].line;
@@ -50,12 +51,12 @@ static void to_lines(const struct table *t, const int *idx, size_t n, int *lines
 
 /* gpu-stream: blockSize, threads (SMs x blockSize), occupancy %, then GB/s of init, read,
  * scale, triad and two stencils. Two blocks per SM; one 8-byte element per thread. */
-int colo_gb_from_stream(struct ctx *c, const struct table *t)
+int colo_gb_from_stream(struct colo_gb_ctx *c, const struct colo_gb_table *t)
 {
     enum { BS, THREADS, OCC, INIT, READ, SCALE, TRIAD };
     int sms = 0;
     for (size_t i = 0; i < t->n; i++) {
-        const struct row *r = &t->rows[i];
+        const struct colo_gb_row *r = &t->rows[i];
         if (!(r->v[BS] >= 1 && r->v[BS] <= 1024) || r->v[BS] != floor(r->v[BS]))
             return colo_gb_row_error(c->err, t, r->line, "blockSize %g is not 1 to 1024 threads",
                                      r->v[BS]);
@@ -130,7 +131,7 @@ int colo_gb_from_stream(struct ctx *c, const struct table *t)
             t, lines, m);
     }
     if (!rc) {
-        const struct row *last = &t->rows[t->n - 1];
+        const struct colo_gb_row *last = &t->rows[t->n - 1];
         rc = colo_gb_measurement(
             c, "dram_stream",
             json_pack("{s:i, s:f, s:f, s:f, s:f, s:f}", "sm_count", sms, "occupancy_percent",
@@ -145,7 +146,7 @@ int colo_gb_from_stream(struct ctx *c, const struct table *t)
 }
 
 /* Rows (indices) whose column col lies in [lo, hi]. */
-static size_t rows_in(const struct table *t, int col, double lo, double hi, int *idx)
+static size_t rows_in(const struct colo_gb_table *t, int col, double lo, double hi, int *idx)
 {
     size_t m = 0;
     for (size_t i = 0; i < t->n; i++)
@@ -154,7 +155,7 @@ static size_t rows_in(const struct table *t, int col, double lo, double hi, int 
 }
 
 /* gpu-l2-cache: per-block kB, footprint kB, time, spread, GB/s (counters after). */
-int colo_gb_from_l2(struct ctx *c, const struct table *t)
+int colo_gb_from_l2(struct colo_gb_ctx *c, const struct colo_gb_table *t)
 {
     enum { BLOCK_KB, FOOT_KB, MS, SPREAD, BW };
     const double l2 = (double)c->gpu->l2.bytes;
@@ -206,7 +207,7 @@ int colo_gb_from_l2(struct ctx *c, const struct table *t)
     size_t at = 0;
     for (size_t i = last_plateau + 1; !rc && i < t->n && isnan(knee); i++)
         if (t->rows[i].v[BW] < mid) {
-            const struct row *a = &t->rows[i - 1], *b = &t->rows[i];
+            const struct colo_gb_row *a = &t->rows[i - 1], *b = &t->rows[i];
             double f = a->v[BW] > b->v[BW] ? (a->v[BW] - mid) / (a->v[BW] - b->v[BW]) : 0;
             if (f < 0) f = 0;
             knee = a->v[FOOT_KB] + f * (b->v[FOOT_KB] - a->v[FOOT_KB]);
@@ -232,7 +233,7 @@ int colo_gb_from_l2(struct ctx *c, const struct table *t)
 }
 
 /* gpu-cache: buffer kB, time, spread, GB/s (counters after); one 256-thread block per SM. */
-int colo_gb_from_cache(struct ctx *c, const struct table *t)
+int colo_gb_from_cache(struct colo_gb_ctx *c, const struct colo_gb_table *t)
 {
     enum { KB, MS, SPREAD, BW };
     const double l2 = (double)c->gpu->l2.bytes;
@@ -285,7 +286,7 @@ int colo_gb_from_cache(struct ctx *c, const struct table *t)
 }
 
 /* gpu-latency: loads, clock MHz, buffer kB, time ms, cycles per load. */
-int colo_gb_from_latency(struct ctx *c, const struct table *t)
+int colo_gb_from_latency(struct colo_gb_ctx *c, const struct colo_gb_table *t)
 {
     enum { LOADS, MHZ, KB, MS, CYCLES };
     const double l2 = (double)c->gpu->l2.bytes;
@@ -344,7 +345,8 @@ int colo_gb_from_latency(struct ctx *c, const struct table *t)
 
 /* gpu-small-kernels: n, traffic kB, then GB/s per block size (1-D); or the edge d of a d x d
  * grid, then GB/s per block shape (2-D, traffic 16 (d-2)^2 B). Per launch: bytes / best GB/s. */
-static int launch_us(struct ctx *c, const struct table *t, double *us, int *lines, size_t *nl)
+static int launch_us(struct colo_gb_ctx *c, const struct colo_gb_table *t, double *us, int *lines,
+                     size_t *nl)
 {
     double first = 0;
     double *times = colo_calloc(t->n, sizeof *times);
@@ -352,7 +354,7 @@ static int launch_us(struct ctx *c, const struct table *t, double *us, int *line
     size_t m = 0;
     int rc = 0;
     for (size_t i = 0; i < t->n && !rc; i++) {
-        const struct row *r = &t->rows[i];
+        const struct colo_gb_row *r = &t->rows[i];
         /* colo_gb_tag_small marks the rows of the 1-D form */
         int oned = r->w[0][0] == 'k';
         double traffic = oned ? 16 * r->v[0] : 16 * (r->v[0] - 2) * (r->v[0] - 2);
@@ -381,7 +383,7 @@ static int launch_us(struct ctx *c, const struct table *t, double *us, int *line
     return rc;
 }
 
-int colo_gb_from_small(struct ctx *c, const struct table *t, const char *variant)
+int colo_gb_from_small(struct colo_gb_ctx *c, const struct colo_gb_table *t, const char *variant)
 {
     int *lines = colo_calloc(t->n, sizeof *lines);
     if (!lines) return colo_gb_nomem(c);
@@ -405,7 +407,7 @@ int colo_gb_from_small(struct ctx *c, const struct table *t, const char *variant
 }
 
 /* gpu-roofline: device, blocks, iterations, flop/B, GB/s, GFLOP/s, MHz, W, C. */
-int colo_gb_from_roofline(struct ctx *c, const struct table *t)
+int colo_gb_from_roofline(struct colo_gb_ctx *c, const struct colo_gb_table *t)
 {
     enum { DEV, BLOCKS, ITS, INTENSITY, GBPS, GFLOPS, MHZ, WATT, TEMP };
     int best_at[64];
@@ -416,7 +418,7 @@ int colo_gb_from_roofline(struct ctx *c, const struct table *t)
     int rc = 0;
     size_t n0 = 0;
     for (size_t i = 0; i < t->n && !rc; i++) {
-        const struct row *r = &t->rows[i];
+        const struct colo_gb_row *r = &t->rows[i];
         int d = r->v[DEV] >= 0 && r->v[DEV] < 64 ? (int)r->v[DEV] : -1;
         if (d < 0 || d != r->v[DEV] || r->v[GFLOPS] <= 0 || r->v[MHZ] <= 0)
             rc = colo_gb_row_error(
@@ -463,7 +465,7 @@ int colo_gb_from_roofline(struct ctx *c, const struct table *t)
 }
 
 /* gpu-strides: type, pattern, two sizes, cycles per warp load, bytes per cycle per SM, counts. */
-int colo_gb_from_strides(struct ctx *c, const struct table *t)
+int colo_gb_from_strides(struct colo_gb_ctx *c, const struct colo_gb_table *t)
 {
     enum { A, B, CYCLES, BPC };
     json_t *v = json_object();
@@ -471,7 +473,7 @@ int colo_gb_from_strides(struct ctx *c, const struct table *t)
     size_t nl = 0;
     if (!v) return colo_gb_nomem(c);
     for (size_t i = 0; i < t->n; i++) {
-        const struct row *r = &t->rows[i];
+        const struct colo_gb_row *r = &t->rows[i];
         if (r->n != 7) {
             json_decref(v);
             return colo_gb_row_error(c->err, t, r->line, "expected 7 values, found %d", r->n);

@@ -26,7 +26,7 @@ const char *colo_gb_kind_dir(colo_gb_kind_t k)
 
 /* ---- reading a result file ----------------------------------------------------------------- */
 
-void colo_gb_table_free(struct table *t)
+void colo_gb_table_free(struct colo_gb_table *t)
 {
     colo_free(t->rows);
     t->rows = NULL;
@@ -57,7 +57,8 @@ enum reader {
     R_BUILD_LOG,        /* gpu-roofline: build-log lines may come before the rows */
 };
 
-int colo_gb_row_error(colo_error_t *err, const struct table *t, int line, const char *fmt, ...)
+int colo_gb_row_error(colo_error_t *err, const struct colo_gb_table *t, int line, const char *fmt,
+                      ...)
 {
     char text[512];
     va_list ap;
@@ -68,7 +69,7 @@ int colo_gb_row_error(colo_error_t *err, const struct table *t, int line, const 
 }
 
 /* Splits one line into numbers (units dropped) and at most `words` leading words. */
-static int split(char *s, struct row *r, int words, const struct table *t, int line,
+static int split(char *s, struct colo_gb_row *r, int words, const struct colo_gb_table *t, int line,
                  colo_error_t *err)
 {
     r->line = line;
@@ -122,7 +123,7 @@ static int read_text(const char *path, char **text, size_t *len, colo_error_t *e
 }
 
 /* Reads full into t->rows: each data row with at least min_n numbers (and at most max_n). */
-static int read_table(struct table *t, enum reader kind, int words, int min_n, int max_n,
+static int read_table(struct colo_gb_table *t, enum reader kind, int words, int min_n, int max_n,
                       colo_error_t *err)
 {
     char *buf = NULL;
@@ -179,7 +180,7 @@ static int read_table(struct table *t, enum reader kind, int words, int min_n, i
             if (strncmp(lead, "--", 2) == 0 || (p > lead && blank(p))) continue;
         }
         if (t->n == cap) {
-            struct row *grown = colo_realloc(t->rows, 2 * cap * sizeof *grown);
+            struct colo_gb_row *grown = colo_realloc(t->rows, 2 * cap * sizeof *grown);
             if (!grown) {
                 rc = COLO_ENOMEM;
                 break;
@@ -187,7 +188,7 @@ static int read_table(struct table *t, enum reader kind, int words, int min_n, i
             t->rows = grown;
             cap *= 2;
         }
-        struct row *r = &t->rows[t->n];
+        struct colo_gb_row *r = &t->rows[t->n];
         memset(r, 0, sizeof *r);
         if ((rc = split(text, r, words, t, line, err))) break;
         if (r->n < min_n || r->n > max_n) {
@@ -210,8 +211,8 @@ static int read_table(struct table *t, enum reader kind, int words, int min_n, i
 
 /* ---- opening a benchmark's file -------------------------------------------------------- */
 
-int colo_gb_open_table(struct ctx *c, colo_gb_kind_t k, const char *stem, const char *suffix,
-                       const char *note, struct table *t, int *found)
+int colo_gb_open_table(struct colo_gb_ctx *c, colo_gb_kind_t k, const char *stem,
+                       const char *suffix, const char *note, struct colo_gb_table *t, int *found)
 {
     memset(t, 0, sizeof *t);
     *found = 0;
@@ -244,7 +245,7 @@ int colo_gb_open_table(struct ctx *c, colo_gb_kind_t k, const char *stem, const 
 
 /* gpu-small-kernels rows of the 1-D form print the traffic as "NNkB" glued; the 2-D form has
  * no such column. The reader strips units, so look at the file's first row again. */
-int colo_gb_tag_small(struct ctx *c, struct table *t)
+int colo_gb_tag_small(struct colo_gb_ctx *c, struct colo_gb_table *t)
 {
     char *buf = NULL;
     size_t len = 0;

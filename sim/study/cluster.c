@@ -97,13 +97,14 @@ static int copy_setting(config_setting_t *parent, const config_setting_t *src)
 }
 
 /* A service's name, as the scenario reader read it. */
-const char *colo_cluster_tenant_name(const cluster_t *c, size_t t)
+const char *colo_cluster_tenant_name(const colo_cluster_t *c, size_t t)
 {
     return c->models[0]->tenants[t].name;
 }
 
 /* A replica's tenant name: NAME, or NAME-rK when its service has several. */
-void colo_cluster_replica_name(const cluster_t *c, const replica_t *r, char *buf, size_t n)
+void colo_cluster_replica_name(const colo_cluster_t *c, const colo_cluster_replica_t *r, char *buf,
+                               size_t n)
 {
     const struct tenant *t = &c->tenants[r->tenant];
     if (t->replicas != 1)
@@ -114,8 +115,8 @@ void colo_cluster_replica_name(const cluster_t *c, const replica_t *r, char *buf
 
 static int edit(const colo_cfg_reader_t *r, config_setting_t *root, void *ctx)
 {
-    const gen_t *g = ctx;
-    const cluster_t *c = g->c;
+    const colo_cluster_gen_t *g = ctx;
+    const colo_cluster_t *c = g->c;
     int rc = 0;
     drop(root, "cluster");
     drop(root, "faults");
@@ -152,7 +153,7 @@ static int edit(const colo_cfg_reader_t *r, config_setting_t *root, void *ctx)
         if (!(ins = config_setting_add(sh, "instances", CONFIG_TYPE_LIST))) return COLO_ENOMEM;
     }
     for (size_t m = 0; m < g->n; m++) {
-        const replica_t *rep = &c->replicas[g->members[m]];
+        const colo_cluster_replica_t *rep = &c->replicas[g->members[m]];
         if ((rc = copy_setting(tl, config_setting_get_elem(tl, (unsigned)rep->tenant)))) return rc;
         config_setting_t *e = config_setting_get_elem(tl, n0 + (unsigned)m);
         char name[256];
@@ -178,7 +179,7 @@ static int edit(const colo_cfg_reader_t *r, config_setting_t *root, void *ctx)
 }
 
 /* Loads one GPU's scenario: its members, their parts; each replica's load divided. */
-static int load_gpu(const cluster_t *c, const gen_t *g, colo_scenario_t **sc)
+static int load_gpu(const colo_cluster_t *c, const colo_cluster_gen_t *g, colo_scenario_t **sc)
 {
     int rc = colo_scenario_load_edited(c->path, c->sets, c->n_sets, edit, (void *)g, sc, c->err);
     if (rc) return rc;
@@ -190,7 +191,7 @@ static int load_gpu(const cluster_t *c, const gen_t *g, colo_scenario_t **sc)
 }
 
 /* Simulates one GPU's scenario into *res. */
-int colo_cluster_simulate_gpu(const cluster_t *c, const gen_t *g, json_t **res)
+int colo_cluster_simulate_gpu(const colo_cluster_t *c, const colo_cluster_gen_t *g, json_t **res)
 {
     colo_scenario_t *sc = NULL;
     *res = NULL;
@@ -202,7 +203,7 @@ int colo_cluster_simulate_gpu(const cluster_t *c, const gen_t *g, json_t **res)
 
 /* ---- reading the cluster section ---- */
 
-static int read_cluster(cluster_t *c, const colo_cfg_reader_t *r, const config_setting_t *root)
+static int read_cluster(colo_cluster_t *c, const colo_cfg_reader_t *r, const config_setting_t *root)
 {
     static const char *const keys[] = {"gpus",       "policy",  "order", "headroom",
                                        "attainment", "trial_s", NULL};
@@ -246,7 +247,7 @@ static int read_cluster(cluster_t *c, const colo_cfg_reader_t *r, const config_s
     if (p == 3)
         return colo_cfg_error(r, config_setting_get_member(cl, "policy"), COLO_EINVAL,
                               "unknown policy '%s' (first_fit, best_fit, interference_aware)", pol);
-    c->policy = (policy_t)p;
+    c->policy = (colo_cluster_policy_t)p;
     if (strcmp(order, "given") != 0 && strcmp(order, "decreasing") != 0)
         return colo_cfg_error(r, config_setting_get_member(cl, "order"), COLO_EINVAL,
                               "\"decreasing\" (largest demand first) or \"given\", not '%s'",
@@ -357,7 +358,7 @@ static int offered_rate(const colo_scenario_t *sc, size_t i, double *rate, colo_
 
 /* ---- setting up: the file, one template per model, the services' rates ---- */
 
-static void cluster_free(cluster_t *c)
+static void cluster_free(colo_cluster_t *c)
 {
     for (size_t i = 0; i < c->n_pools; i++)
         colo_free(c->pools[i].model);
@@ -376,7 +377,7 @@ static void cluster_free(cluster_t *c)
     colo_free(c->gpus);
 }
 
-static int setup(cluster_t *c)
+static int setup(colo_cluster_t *c)
 {
     config_t cfg;
     config_init(&cfg);
@@ -398,7 +399,7 @@ static int setup(cluster_t *c)
         c->pools[p].model_idx = m;
         if (m < c->n_models) continue;
         c->model_pool[m] = p;
-        gen_t g = {c, c->pools[p].model, NULL, SIZE_MAX, NULL, NULL, 0, c->seed};
+        colo_cluster_gen_t g = {c, c->pools[p].model, NULL, SIZE_MAX, NULL, NULL, 0, c->seed};
         if ((rc = colo_scenario_load_edited(c->path, c->sets, c->n_sets, edit, &g, &c->models[m],
                                             c->err)))
             return rc;
@@ -430,7 +431,7 @@ int colo_cluster_detect(const char *path, const char *const *sets, size_t n, col
 int colo_cluster_check(const char *path, const char *const *sets, size_t n, FILE *describe,
                        colo_error_t *err)
 {
-    cluster_t c = {.path = path, .sets = sets, .n_sets = n, .err = err};
+    colo_cluster_t c = {.path = path, .sets = sets, .n_sets = n, .err = err};
     int rc = setup(&c);
     if (rc == COLO_ENOMEM) colo_error_set(err, rc, path, 0, NULL, "out of memory");
     if (!rc && describe) {
@@ -470,7 +471,7 @@ int colo_cluster_check(const char *path, const char *const *sets, size_t n, FILE
 int colo_cluster_run(const char *path, const char *const *sets, size_t n, json_t **out,
                      colo_error_t *err)
 {
-    cluster_t c = {.path = path, .sets = sets, .n_sets = n, .err = err};
+    colo_cluster_t c = {.path = path, .sets = sets, .n_sets = n, .err = err};
     json_t **gpu_res = NULL;
     *out = NULL;
     int rc = setup(&c);
@@ -479,16 +480,16 @@ int colo_cluster_run(const char *path, const char *const *sets, size_t n, json_t
         rc = colo_cluster_place(&c, i);
     if (!rc && !(gpu_res = colo_calloc(c.n_gpus + 1, sizeof *gpu_res))) rc = COLO_ENOMEM;
     for (size_t gi = 0; gi < c.n_gpus && !rc; gi++) {
-        const gpu_t *g = &c.gpus[gi];
-        part_t *parts = colo_calloc(g->n, sizeof *parts);
+        const colo_cluster_gpu_t *g = &c.gpus[gi];
+        colo_cluster_part_t *parts = colo_calloc(g->n, sizeof *parts);
         if (!parts) {
             rc = COLO_ENOMEM;
             break;
         }
         for (size_t m = 0; m < g->n; m++)
             parts[m] = c.replicas[g->members[m]].part;
-        gen_t gen = {&c,    c.pools[g->pool].model, g->members, g->n,
-                     parts, g->placement,           0,          c.seed + 1000003u * gi};
+        colo_cluster_gen_t gen = {&c, c.pools[g->pool].model, g->members, g->n, parts, g->placement,
+                                  0,  c.seed + 1000003u * gi};
         rc = colo_cluster_simulate_gpu(&c, &gen, &gpu_res[gi]);
         colo_free(parts);
     }

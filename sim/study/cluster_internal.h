@@ -14,24 +14,28 @@
 
 #define MAX_GPUS 1024
 
-typedef enum { FIRST_FIT, BEST_FIT, INTERFERENCE } policy_t;
-/* The policies' names, in policy_t order (cluster.c). */
+typedef enum {
+    COLO_CLUSTER_FIRST_FIT,
+    COLO_CLUSTER_BEST_FIT,
+    COLO_CLUSTER_INTERFERENCE
+} colo_cluster_policy_t;
+/* The policies' names, in colo_cluster_policy_t order (cluster.c). */
 extern const char *const colo_cluster_policy_names[];
 
 /* The part of a GPU a replica gets: the whole GPU (timeslice, MPS), a MIG profile, or SMs. */
 typedef struct part {
     const colo_mig_profile_t *prof;
     int sms;
-} part_t;
+} colo_cluster_part_t;
 
 typedef struct replica {
     size_t tenant;
     int k;   /* 1-based replica number */
     int gpu; /* index into gpus; -1: not placed */
-    part_t part;
+    colo_cluster_part_t part;
     double demand; /* share of its part it keeps busy alone: rate x time alone */
     double size;   /* on the first GPU model, for the placement order */
-} replica_t;
+} colo_cluster_replica_t;
 
 typedef struct gpu {
     size_t pool, model;
@@ -42,7 +46,7 @@ typedef struct gpu {
     int taken[COLO_MIG_MAX_SLOTS], slices, counts[COLO_MIG_MAX_PROFILES]; /* MIG */
     int *placement; /* MIG: start slot of each member's instance */
     double memory;
-} gpu_t;
+} colo_cluster_gpu_t;
 
 typedef struct cluster {
     const char *path;
@@ -50,7 +54,7 @@ typedef struct cluster {
     size_t n_sets;
     colo_error_t *err;
     /* read from the file */
-    policy_t policy;
+    colo_cluster_policy_t policy;
     bool given_order;
     double headroom, attainment, trial_s;
     colo_share_mode_t mode;
@@ -73,56 +77,57 @@ typedef struct cluster {
     colo_scenario_t **models;
     /* placement */
     size_t n_replicas;
-    replica_t *replicas;
+    colo_cluster_replica_t *replicas;
     size_t n_gpus;
-    gpu_t *gpus;
+    colo_cluster_gpu_t *gpus;
     uint64_t seed;
     size_t *model_pool; /* a pool of each model */
     /* per tenant and model: its replicas' part, demand, SLO attainment alone (trial) */
     struct choice {
         bool done;
-        part_t part;
+        colo_cluster_part_t part;
         double demand, att;
     } * choices;
-} cluster_t;
+} colo_cluster_t;
 
 /* What one generated scenario holds. */
 typedef struct gen {
-    const cluster_t *c;
+    const colo_cluster_t *c;
     const char *model;
     const size_t *members; /* replica indices; NULL with n = SIZE_MAX: every tenant, alone */
     size_t n;
-    const part_t *parts;
+    const colo_cluster_part_t *parts;
     const int *placements;
     double duration_s; /* 0: the file's */
     uint64_t seed;
-} gen_t;
+} colo_cluster_gen_t;
 
 /* ---- cluster.c ---- */
 
 /* A service's name, as the scenario reader read it. */
-const char *colo_cluster_tenant_name(const cluster_t *c, size_t t);
+const char *colo_cluster_tenant_name(const colo_cluster_t *c, size_t t);
 
 /* A replica's tenant name: NAME, or NAME-rK when its service has several. */
-void colo_cluster_replica_name(const cluster_t *c, const replica_t *r, char *buf, size_t n);
+void colo_cluster_replica_name(const colo_cluster_t *c, const colo_cluster_replica_t *r, char *buf,
+                               size_t n);
 
 /* Simulates one GPU's scenario into *res. */
-int colo_cluster_simulate_gpu(const cluster_t *c, const gen_t *g, json_t **res);
+int colo_cluster_simulate_gpu(const colo_cluster_t *c, const colo_cluster_gen_t *g, json_t **res);
 
 /* ---- placement.c ---- */
 
 /* Expands services into replicas, sized on the first GPU model, in placement order. "auto":
  * as many as keep each within headroom of the largest part; interference-aware, more while one
  * alone on the largest part misses the SLO goal in a trial run. */
-int colo_cluster_make_replicas(cluster_t *c);
+int colo_cluster_make_replicas(colo_cluster_t *c);
 
 /* Places one replica by the policy; leaves it unplaced when no GPU is left. */
-int colo_cluster_place(cluster_t *c, size_t ri);
+int colo_cluster_place(colo_cluster_t *c, size_t ri);
 
 /* ---- cluster_results.c ---- */
 
 /* The results document of a placed and simulated cluster (gpu_res[i]: GPU i's results,
  * borrowed; the document takes references of its own): new, or NULL when out of memory. */
-json_t *colo_cluster_results_json(const cluster_t *c, json_t *const *gpu_res);
+json_t *colo_cluster_results_json(const colo_cluster_t *c, json_t *const *gpu_res);
 
 #endif

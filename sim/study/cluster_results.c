@@ -16,7 +16,7 @@ static double num(json_t *o, const char *k)
     return json_number_value(json_object_get(o, k));
 }
 
-static json_t *part_json(const cluster_t *c, const replica_t *r, int start)
+static json_t *part_json(const colo_cluster_t *c, const colo_cluster_replica_t *r, int start)
 {
     if (c->mode == COLO_SHARE_MIG)
         return json_pack("{s:s,s:i}", "mig_profile", r->part.prof->name, "placement", start);
@@ -26,7 +26,7 @@ static json_t *part_json(const cluster_t *c, const replica_t *r, int start)
 
 /* One service's figures over its replicas: counts and rates summed, SLO attainment weighted
  * by arrivals, the mean weighted by completions, percentiles the worst replica's. */
-static json_t *service_json(const cluster_t *c, size_t t, json_t *const *gpu_res)
+static json_t *service_json(const colo_cluster_t *c, size_t t, json_t *const *gpu_res)
 {
     double arrived = 0, completed = 0, dropped = 0, in_flight = 0, tput = 0, good = 0, met = 0;
     double mean = 0, iso = 0, slo = 0;
@@ -37,7 +37,7 @@ static json_t *service_json(const cluster_t *c, size_t t, json_t *const *gpu_res
     int placed = 0;
     for (size_t gi = 0; gi < c->n_gpus; gi++)
         for (size_t m = 0; m < c->gpus[gi].n; m++) {
-            const replica_t *r = &c->replicas[c->gpus[gi].members[m]];
+            const colo_cluster_replica_t *r = &c->replicas[c->gpus[gi].members[m]];
             if (r->tenant != t) continue;
             json_t *o = json_array_get(json_object_get(gpu_res[gi], "tenants"), m);
             if (!o) continue;
@@ -82,7 +82,7 @@ static json_t *service_json(const cluster_t *c, size_t t, json_t *const *gpu_res
     return o;
 }
 
-json_t *colo_cluster_results_json(const cluster_t *c, json_t *const *gpu_res)
+json_t *colo_cluster_results_json(const colo_cluster_t *c, json_t *const *gpu_res)
 {
     const colo_scenario_t *sc = c->models[0];
     json_t *services = json_array(), *gpus = json_array(), *by_model = json_object();
@@ -97,11 +97,11 @@ json_t *colo_cluster_results_json(const cluster_t *c, json_t *const *gpu_res)
     }
     double busy = 0;
     for (size_t gi = 0; gi < c->n_gpus; gi++) {
-        const gpu_t *g = &c->gpus[gi];
+        const colo_cluster_gpu_t *g = &c->gpus[gi];
         const char *model = c->pools[g->pool].model;
         json_t *members = json_array();
         for (size_t m = 0; m < g->n && members; m++) {
-            const replica_t *r = &c->replicas[g->members[m]];
+            const colo_cluster_replica_t *r = &c->replicas[g->members[m]];
             char name[256];
             colo_cluster_replica_name(c, r, name, sizeof name);
             json_array_append_new(members,

@@ -16,13 +16,14 @@
 
 /* ---- parts and fit ---- */
 
-static const colo_scenario_t *model_of(const cluster_t *c, const gpu_t *g)
+static const colo_scenario_t *model_of(const colo_cluster_t *c, const colo_cluster_gpu_t *g)
 {
     return c->models[g->model];
 }
 
 /* The demand of tenant t (one of reps replicas) on a part of a model: rate x time alone. */
-static int demand_on(const cluster_t *c, size_t model, size_t t, int reps, part_t part, double *d)
+static int demand_on(const colo_cluster_t *c, size_t model, size_t t, int reps,
+                     colo_cluster_part_t part, double *d)
 {
     const colo_scenario_t *sc = c->models[model];
     if (c->tenants[t].rate < 0) { /* a closed loop keeps whatever it gets busy */
@@ -44,8 +45,8 @@ static bool usable_profile(const colo_mig_profile_t *p)
 
 /* The parts of a GPU of this model a tenant holding mem GiB may get, smallest first: MIG
  * profiles (by compute, then memory slices), Green Context sizes, or the whole GPU. */
-static size_t candidate_parts(const cluster_t *c, const colo_gpu_t *g, double mem, part_t *out,
-                              size_t cap)
+static size_t candidate_parts(const colo_cluster_t *c, const colo_gpu_t *g, double mem,
+                              colo_cluster_part_t *out, size_t cap)
 {
     size_t n = 0;
     if (c->mode == COLO_SHARE_MIG) {
@@ -59,7 +60,7 @@ static size_t candidate_parts(const cluster_t *c, const colo_gpu_t *g, double me
                 out[j] = out[j - 1];
                 j--;
             }
-            out[j] = (part_t){p, 0};
+            out[j] = (colo_cluster_part_t){p, 0};
         }
         return n;
     }
@@ -67,22 +68,23 @@ static size_t candidate_parts(const cluster_t *c, const colo_gpu_t *g, double me
     if (c->mode == COLO_SHARE_GREEN) {
         int align = g->green.alignment, min = g->green.min_sms;
         for (int s = (min + align - 1) / align * align; s <= g->sm.count && n < cap; s += align)
-            out[n++] = (part_t){NULL, s};
+            out[n++] = (colo_cluster_part_t){NULL, s};
         return n;
     }
-    out[n++] = (part_t){NULL, 0};
+    out[n++] = (colo_cluster_part_t){NULL, 0};
     return n;
 }
 
 /* SLO attainment of tenant t's replica alone on a part of a model, in trial_s (1: no SLO). */
-static int run_alone(cluster_t *c, size_t model, size_t t, part_t part, double *att)
+static int run_alone(colo_cluster_t *c, size_t model, size_t t, colo_cluster_part_t part,
+                     double *att)
 {
     size_t ri = 0;
     while (ri < c->n_replicas && c->replicas[ri].tenant != t)
         ri++;
     int start = part.prof ? part.prof->placements[0] : 0;
-    gen_t gen = {c,      c->pools[c->model_pool[model]].model, &ri, 1, &part, &start, c->trial_s,
-                 c->seed};
+    colo_cluster_gen_t gen = {
+        c, c->pools[c->model_pool[model]].model, &ri, 1, &part, &start, c->trial_s, c->seed};
     json_t *res;
     int rc = colo_cluster_simulate_gpu(c, &gen, &res);
     if (rc) return rc;
@@ -97,13 +99,14 @@ static int run_alone(cluster_t *c, size_t model, size_t t, part_t part, double *
  * smallest part that keeps the demand within headroom; interference-aware, that part or the
  * next larger on which the replica alone meets the SLO goal in a trial run. The largest part
  * when none does. */
-static int choose_part(cluster_t *c, size_t model, size_t t, part_t *part, double *d)
+static int choose_part(colo_cluster_t *c, size_t model, size_t t, colo_cluster_part_t *part,
+                       double *d)
 {
     struct choice *ch = &c->choices[t * c->n_models + model];
     if (!ch->done) {
         const colo_gpu_t *g = c->models[model]->gpu;
         double mem = c->tenants[t].memory_gib, dk[160];
-        part_t cand[160];
+        colo_cluster_part_t cand[160];
         int rc, reps = c->tenants[t].replicas;
         if (c->mode == COLO_SHARE_MIG && !g->mig.supported)
             return colo_error_set(c->err, COLO_EUNSUPPORTED, c->path, 0, "sharing.mode",
@@ -119,7 +122,7 @@ static int choose_part(cluster_t *c, size_t model, size_t t, part_t *part, doubl
         for (pick = 0; pick < n - 1 && dk[pick] > c->headroom; pick++)
             ;
         ch->att = 1;
-        if (c->policy == INTERFERENCE && c->models[0]->tenants[t].slo > 0) {
+        if (c->policy == COLO_CLUSTER_INTERFERENCE && c->models[0]->tenants[t].slo > 0) {
             size_t k = pick; /* the headroom rule's part, larger while it misses alone */
             for (; k < n; k++) {
                 if ((rc = run_alone(c, model, t, cand[k], &ch->att))) return rc;
@@ -138,7 +141,8 @@ static int choose_part(cluster_t *c, size_t model, size_t t, part_t *part, doubl
 
 /* Whether a replica with this part and demand fits on g now; *left is the share of g that
  * would stay free (for best fit) and *start the MIG placement. */
-static bool fits(const cluster_t *c, const gpu_t *g, const replica_t *r, double *left, int *start)
+static bool fits(const colo_cluster_t *c, const colo_cluster_gpu_t *g,
+                 const colo_cluster_replica_t *r, double *left, int *start)
 {
     const colo_gpu_t *gpu = model_of(c, g)->gpu;
     double mem = c->tenants[r->tenant].memory_gib;
@@ -174,17 +178,18 @@ static bool fits(const cluster_t *c, const gpu_t *g, const replica_t *r, double 
         if (c->mode == COLO_SHARE_MPS && g->n + 1 > (size_t)c->mps_clients) return false;
         /* an empty GPU takes anything; otherwise the demands must stay within headroom,
          * unless trial runs judge (interference-aware) */
-        if (g->n > 0 && c->policy != INTERFERENCE && g->util + r->demand > c->headroom + 1e-12)
+        if (g->n > 0 && c->policy != COLO_CLUSTER_INTERFERENCE &&
+            g->util + r->demand > c->headroom + 1e-12)
             return false;
         *left = c->headroom - g->util - r->demand;
         return true;
     }
 }
 
-static int add_member(cluster_t *c, size_t gi, size_t ri, int start)
+static int add_member(colo_cluster_t *c, size_t gi, size_t ri, int start)
 {
-    gpu_t *g = &c->gpus[gi];
-    replica_t *r = &c->replicas[ri];
+    colo_cluster_gpu_t *g = &c->gpus[gi];
+    colo_cluster_replica_t *r = &c->replicas[ri];
     size_t *m = colo_realloc(g->members, (g->n + 1) * sizeof *m);
     if (!m) return COLO_ENOMEM;
     g->members = m;
@@ -209,13 +214,13 @@ static int add_member(cluster_t *c, size_t gi, size_t ri, int start)
 }
 
 /* Opens the next GPU of the pool: its index, or -1 when every pool is used up. */
-static int open_gpu(cluster_t *c)
+static int open_gpu(colo_cluster_t *c)
 {
     for (size_t p = 0; p < c->n_pools; p++) {
         struct pool *pl = &c->pools[p];
         if (pl->count >= 0 && pl->opened >= pl->count) continue;
         if (c->n_gpus >= MAX_GPUS) return -1;
-        gpu_t *g = &c->gpus[c->n_gpus];
+        colo_cluster_gpu_t *g = &c->gpus[c->n_gpus];
         memset(g, 0, sizeof *g);
         g->pool = p;
         g->model = pl->model_idx;
@@ -228,7 +233,7 @@ static int open_gpu(cluster_t *c)
 }
 
 /* Sets the replica's part and demand for g's model. */
-static int part_for(cluster_t *c, const gpu_t *g, replica_t *r)
+static int part_for(colo_cluster_t *c, const colo_cluster_gpu_t *g, colo_cluster_replica_t *r)
 {
     return choose_part(c, g->model, r->tenant, &r->part, &r->demand);
 }
@@ -236,12 +241,12 @@ static int part_for(cluster_t *c, const gpu_t *g, replica_t *r)
 /* Interference-aware: simulates g with the replica added for trial_s; *ok when every tenant
  * with an SLO keeps the attainment goal, or what it reaches alone if that is less, *score the
  * worst p99 / SLO among them. */
-static int trial(cluster_t *c, size_t gi, size_t ri, int start, bool *ok, double *score)
+static int trial(colo_cluster_t *c, size_t gi, size_t ri, int start, bool *ok, double *score)
 {
-    gpu_t *g = &c->gpus[gi];
+    colo_cluster_gpu_t *g = &c->gpus[gi];
     size_t n = g->n + 1;
     size_t *members = colo_calloc(n, sizeof *members);
-    part_t *parts = colo_calloc(n, sizeof *parts);
+    colo_cluster_part_t *parts = colo_calloc(n, sizeof *parts);
     int *pl = colo_calloc(n, sizeof *pl);
     int rc = members && parts && pl ? 0 : COLO_ENOMEM;
     json_t *res = NULL;
@@ -254,8 +259,8 @@ static int trial(cluster_t *c, size_t gi, size_t ri, int start, bool *ok, double
         members[g->n] = ri;
         parts[g->n] = c->replicas[ri].part;
         pl[g->n] = start;
-        gen_t gen = {c,          c->pools[g->pool].model, members, n, parts, pl,
-                     c->trial_s, c->seed + 1000003u * gi};
+        colo_cluster_gen_t gen = {c,          c->pools[g->pool].model, members, n, parts, pl,
+                                  c->trial_s, c->seed + 1000003u * gi};
         rc = colo_cluster_simulate_gpu(c, &gen, &res);
     }
     *ok = rc == 0;
@@ -286,9 +291,9 @@ static int trial(cluster_t *c, size_t gi, size_t ri, int start, bool *ok, double
 }
 
 /* Places one replica by the policy; leaves it unplaced when no GPU is left. */
-int colo_cluster_place(cluster_t *c, size_t ri)
+int colo_cluster_place(colo_cluster_t *c, size_t ri)
 {
-    replica_t *r = &c->replicas[ri];
+    colo_cluster_replica_t *r = &c->replicas[ri];
     int best = -1, best_start = 0, rc;
     double best_left = INFINITY, best_score = INFINITY;
     for (size_t gi = 0; gi < c->n_gpus; gi++) {
@@ -296,12 +301,12 @@ int colo_cluster_place(cluster_t *c, size_t ri)
         double left;
         int start = 0;
         if (!fits(c, &c->gpus[gi], r, &left, &start)) continue;
-        if (c->policy == FIRST_FIT) {
+        if (c->policy == COLO_CLUSTER_FIRST_FIT) {
             best = (int)gi;
             best_start = start;
             break;
         }
-        if (c->policy == INTERFERENCE) {
+        if (c->policy == COLO_CLUSTER_INTERFERENCE) {
             bool ok;
             double score;
             if ((rc = trial(c, gi, ri, start, &ok, &score))) return rc;
@@ -338,14 +343,14 @@ int colo_cluster_place(cluster_t *c, size_t ri)
 /* Largest first; ties in the order written. */
 static int by_size(const void *a, const void *b)
 {
-    const replica_t *x = a, *y = b;
+    const colo_cluster_replica_t *x = a, *y = b;
     if (x->size != y->size) return x->size < y->size ? 1 : -1;
     if (x->tenant != y->tenant) return x->tenant < y->tenant ? -1 : 1;
     return (x->k > y->k) - (x->k < y->k);
 }
 
 /* Makes sure tenant t has replicas 1..reps. */
-static int have_replicas(cluster_t *c, size_t t, int reps, size_t *cap)
+static int have_replicas(colo_cluster_t *c, size_t t, int reps, size_t *cap)
 {
     int have = 0;
     for (size_t i = 0; i < c->n_replicas; i++)
@@ -353,7 +358,7 @@ static int have_replicas(cluster_t *c, size_t t, int reps, size_t *cap)
     for (int k = have + 1; k <= reps; k++) {
         if (colo_grow((void **)&c->replicas, cap, c->n_replicas + 1, sizeof *c->replicas))
             return COLO_ENOMEM;
-        c->replicas[c->n_replicas++] = (replica_t){t, k, -1, {NULL, 0}, 0, 0};
+        c->replicas[c->n_replicas++] = (colo_cluster_replica_t){t, k, -1, {NULL, 0}, 0, 0};
     }
     return 0;
 }
@@ -361,7 +366,7 @@ static int have_replicas(cluster_t *c, size_t t, int reps, size_t *cap)
 /* Expands services into replicas, sized on the first GPU model, in placement order. "auto":
  * as many as keep each within headroom of the largest part; interference-aware, more while one
  * alone on the largest part misses the SLO goal in a trial run. */
-int colo_cluster_make_replicas(cluster_t *c)
+int colo_cluster_make_replicas(colo_cluster_t *c)
 {
     size_t cap = 0;
     int rc;
@@ -369,7 +374,7 @@ int colo_cluster_make_replicas(cluster_t *c)
         int reps = c->tenants[t].replicas;
         if (reps == 0) {
             const colo_gpu_t *g = c->models[0]->gpu;
-            part_t largest = {NULL, 0};
+            colo_cluster_part_t largest = {NULL, 0};
             double d;
             if (c->mode == COLO_SHARE_MIG)
                 for (size_t k = 0; k < g->mig.n_profiles; k++)
@@ -382,7 +387,8 @@ int colo_cluster_make_replicas(cluster_t *c)
             reps = d <= c->headroom ? 1 : (int)ceil(d / c->headroom - 1e-9);
             if (reps > MAX_GPUS * 7) reps = MAX_GPUS * 7;
             c->tenants[t].replicas = reps;
-            bool trial_more = c->policy == INTERFERENCE && c->models[0]->tenants[t].slo > 0;
+            bool trial_more =
+                c->policy == COLO_CLUSTER_INTERFERENCE && c->models[0]->tenants[t].slo > 0;
             for (int more = 0; trial_more && more < AUTO_MORE; more++) {
                 double att;
                 if ((rc = have_replicas(c, t, reps, &cap)) ||
@@ -397,8 +403,8 @@ int colo_cluster_make_replicas(cluster_t *c)
     size_t n = c->n_replicas;
     const colo_gpu_t *g0 = c->models[0]->gpu;
     for (size_t i = 0; i < n; i++) {
-        replica_t *r = &c->replicas[i];
-        gpu_t first = {0};
+        colo_cluster_replica_t *r = &c->replicas[i];
+        colo_cluster_gpu_t first = {0};
         if ((rc = part_for(c, &first, r))) return rc;
         r->size = r->part.prof  ? (double)r->part.prof->compute_slices / g0->mig.compute_slices
                   : r->part.sms ? (double)r->part.sms / g0->sm.count
