@@ -3,7 +3,6 @@
 #include "cli.h"
 #include "alloc.h"
 #include "atomic_file.h"
-#include "live_run.h"
 #include "stop.h"
 #include "version.h"
 
@@ -48,17 +47,6 @@ static const char usage_main[] =
     "the outputs it had not finished and dies of the signal.\n"
     "GPU descriptions are searched in $COLOSIM_GPU_PATH, then " COLO_SOURCE_GPU_DIR ",\n"
     "then " COLO_INSTALL_GPU_DIR ".\n";
-
-/* The GPU backend of live runs lives in colosim-live (CUDA); this binary has the CPU stand-in. */
-static int cmd_live(int argc, char **argv)
-{
-    static const colo_live_backend_t *const backends[] = {&colo_live_cpu_backend};
-    static const char *const self[] = {"/proc/self/exe", "live"};
-    return colo_live_main(argc, argv, "colosim live", self, 2, backends, 1);
-}
-
-const colo_cli_command_t colo_cli_live = {
-    "live", "usage: colosim live FILE [options]: see colosim live --help\n", cmd_live, false};
 
 /* Every command; to add one, write cmd_NAME.c defining colo_cli_NAME and list it here. */
 static const colo_cli_command_t *const commands[] = {
