@@ -4,12 +4,14 @@
  * (colo_sched_ops_t, scheduler.h) and an arrival process (colo_arrival_ops_t, arrival.h).
  * Everything else in the tree is internal and may change between versions.
  *
- *   colo_scenario_t *sc;  colo_sim_t *sim;  colo_error_t err;  colo_error_clear(&err);
- *   if (colo_scenario_load("my.cfg", NULL, 0, &sc, &err) ||
- *       colo_sim_new(sc, &sim, &err) || colo_sim_run(sim, &err)) { report err; }
- *   colo_run_stats_t st;  colo_sim_tenant_stats(sim, colo_sim_tenant_find(sim, "resnet50"), &st);
- *   printf("p99 %.3f ms\n", st.p99_ms);
- *   colo_sim_free(sim);  colo_scenario_free(sc);
+ *   colo_scenario_t *sc = NULL;  colo_sim_t *sim = NULL;  colo_error_t err;
+ *   colo_error_clear(&err);
+ *   if (colo_scenario_load("my.cfg", NULL, 0, &sc, &err) || colo_sim_new(sc, &sim, &err) ||
+ *       colo_sim_run(sim, &err)) { char m[1024]; colo_error_format(&err, m, sizeof m); ... }
+ *   long i = colo_sim_tenant_find(sim, "resnet50");   (-1: no such tenant)
+ *   colo_run_stats_t st;
+ *   if (i >= 0 && colo_sim_tenant_stats(sim, (size_t)i, &st) == 0) printf("%.3f\n", st.p99_ms);
+ *   colo_sim_free(sim);  colo_scenario_free(sc);   (both take NULL)
  *
  * Link with colosim_core (CMake) and its dependencies (GSL, libconfig, Jansson, zlib, SQLite).
  * Errors: functions return 0 or a negative COLO_E* code and fill a colo_error_t (file, line,
@@ -17,7 +19,7 @@
 #ifndef COLOSIM_H
 #define COLOSIM_H
 
-#include "arrival.h"   /* colo_arrival_ops_t, colo_arrival_register */
+#include "arrival.h"   /* colo_arrival_ops_t, colo_arrival_register; cfg.h for a process's keys */
 #include "errors.h"    /* colo_error_t, COLO_E*, colo_strerror, colo_error_format */
 #include "run_stats.h" /* colo_run_stats_t, colo_sim_tenant_stats, ... */
 #include "scheduler.h" /* colo_sched_ops_t, colo_sched_register */
@@ -34,12 +36,14 @@ typedef struct colo_sim colo_sim_t;           /* one run of a scenario */
  * scenario with a cluster section is refused: clusters run from the command line. */
 int colo_scenario_load(const char *path, const char *const *overrides, size_t n_overrides,
                        colo_scenario_t **out, colo_error_t *err);
+/* Frees a scenario (NULL: nothing). Free its runs first. */
 void colo_scenario_free(colo_scenario_t *sc);
 
 /* A run of sc (borrowed; must outlive the run). *out is new (colo_sim_free). */
 int colo_sim_new(const colo_scenario_t *sc, colo_sim_t **out, colo_error_t *err);
 /* Runs it to the end. 0 or a negative code with err set. */
 int colo_sim_run(colo_sim_t *sim, colo_error_t *err);
+/* Frees a run (NULL: nothing). */
 void colo_sim_free(colo_sim_t *sim);
 
 /* The whole results document of a run (docs/results.md), as `colosim run -o` writes it; NULL

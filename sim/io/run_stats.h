@@ -13,8 +13,9 @@ size_t colo_sim_tenant_count(const colo_sim_t *sim);
 const char *colo_sim_tenant_name(const colo_sim_t *sim, size_t i);
 long colo_sim_tenant_find(const colo_sim_t *sim, const char *name);
 
-/* One tenant's figures after a run: the numbers the results file gives (docs/results.md),
- * computed the same way. Requests counted are those that arrived in [warmup_s, duration_s). */
+/* One tenant's figures after a run: these of the numbers the results file gives per tenant
+ * (docs/results.md), computed the same way (no SLO: slo_ms 0 and slo_attainment -1 where the
+ * file has null). Requests counted are those that arrived in [warmup_s, duration_s). */
 typedef struct colo_run_stats {
     unsigned long long arrived, completed, dropped, in_flight;
     double throughput_rps; /* requests completed in the window per second */
@@ -24,7 +25,9 @@ typedef struct colo_run_stats {
     double gpu_share;      /* fraction of the window its kernels ran */
 } colo_run_stats_t;
 
-/* Fills *out for tenant i of a finished run. 0, COLO_EINVAL (no such tenant) or COLO_ENOMEM. */
+/* Fills *out for tenant i of a finished run. 0, COLO_EINVAL (no such tenant) or COLO_ENOMEM.
+ * Each call summarises the tenant's latencies anew: O(n log n) in its samples when they are
+ * exact, O(buckets) from the histogram. */
 int colo_sim_tenant_stats(const colo_sim_t *sim, size_t i, colo_run_stats_t *out);
 
 #endif

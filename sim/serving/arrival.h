@@ -69,8 +69,10 @@ const colo_arrival_ops_t *colo_arrival_find(const char *name);
 
 /* Adds a process (ops borrowed; must outlive every scenario that uses it), after the built-in
  * ones: an open-loop process with parse and next. Its parameters go into the fields of
- * colo_arrival_cfg_t, param[] for its own. 0, COLO_EINVAL (name taken, or parse or next
- * missing) or COLO_ENOMEM. Not thread-safe: register before running. */
+ * colo_arrival_cfg_t, param[] for its own. Load scaling (load_scale, a cluster's replicas:
+ * colo_arrival_scale_load) multiplies rate and rates[] only, so a process should set rate and
+ * draw its timing from it. 0, COLO_EINVAL (name taken, or parse or next missing) or
+ * COLO_ENOMEM. Not thread-safe: register before running. */
 int colo_arrival_register(const colo_arrival_ops_t *ops);
 
 /* Comma-separated names of all processes, for error messages. Static storage. */

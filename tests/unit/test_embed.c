@@ -97,23 +97,24 @@ Test(embed, a_registered_scheduler_is_named_by_a_scenario)
     cr_assert_gt(last, fifo * 1.2, "fifo %g ms, last first %g ms", fifo, last);
 }
 
-/* An arrival process of the embedding program's: one request every gap_ms exactly. */
-static int parse_every(colo_arrival_cfg_t *c, const colo_cfg_reader_t *r, const config_setting_t *g,
-                       const char *dir)
+/* An arrival process of the embedding program's: one request every gap_ms exactly. It keeps
+ * its rate in rate, so load_scale scales it like the built-in processes. */
+static int parse_every(colo_arrival_cfg_t *c, const colo_cfg_reader_t *r,
+                       const config_setting_t *g, const char *dir)
 {
     (void)dir;
     static const char *const keys[] = {"process", "gap_ms", NULL};
     int rc = colo_cfg_check_keys(r, g, keys);
     if (!rc)
         rc = colo_cfg_double(r, g, "gap_ms", COLO_CFG_REQUIRED | COLO_CFG_POSITIVE, &c->param[0]);
-    c->rate = 1e3 / c->param[0];
+    if (!rc) c->rate = 1e3 / c->param[0];
     return rc;
 }
 static int next_every(const colo_arrival_cfg_t *c, colo_arrival_state_t *st, gsl_rng *rng,
                       colo_time_t now, colo_time_t *at, int *count, colo_error_t *err)
 {
     (void)st, (void)rng, (void)err;
-    *at = now + colo_time_from_ns(c->param[0] * 1e6);
+    *at = now + colo_time_from_ns(1e9 / c->rate);
     *count = 1;
     return 0;
 }
@@ -134,6 +135,13 @@ Test(embed, a_registered_arrival_process_is_named_by_a_scenario)
     cr_assert_eq(colo_sim_tenant_stats(sim, 0, &st), 0);
     /* 18 s of window at one request every 2 ms */
     cr_assert(fabs((double)st.arrived - 9000.0) <= 1.0, "arrived %llu", st.arrived);
+    colo_sim_free(sim);
+    colo_scenario_free(sc);
+    /* load_scale scales it */
+    static const char *const twice[] = {"load_scale=2"};
+    sim = run(FIX "embed_every.cfg", twice, 1, &sc);
+    cr_assert_eq(colo_sim_tenant_stats(sim, 0, &st), 0);
+    cr_assert(fabs((double)st.arrived - 18000.0) <= 1.0, "arrived %llu", st.arrived);
     colo_sim_free(sim);
     colo_scenario_free(sc);
 

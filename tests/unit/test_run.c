@@ -1,6 +1,9 @@
 /* test_run.c: properties of whole runs: determinism, conservation, independent streams, and
  * the results document. */
 #include "helpers.h"
+/* beside the internal headers helpers.h brings: the compiler checks that the public header's
+ * declarations agree with them */
+#include "colosim.h"
 
 #include <criterion/criterion.h>
 #include <stdlib.h>
