@@ -1,5 +1,5 @@
 /* live.cu: colosim-live, live runs on a real GPU (docs/live.md). The executor (processes, start
- * barrier, MPS daemon, faults, results) is the core's sim/live_run.c; this file is its CUDA
+ * barrier, MPS daemon, faults, results) is the core's, in sim/live/; this file is its CUDA
  * backend: each traced kernel is replayed by a synthetic kernel with the traced grid, block and
  * shared memory that reads the kernel's DRAM bytes and then does FMA iterations, the iterations
  * fitted one kernel at a time so that alone it takes the time the simulator gives it alone on

@@ -6,7 +6,7 @@
  * READY (waiting for the scheduler) or RUNNING. It calls on_arrival when a kernel becomes
  * ready, on_complete when one ends (or is lost in a crash), and after either asks pick_next
  * repeatedly, launching each member it returns, until it returns -1. A new scheduler is one file
- * in sim/sched/ plus one line in sim/sched/list.h (or colo_sched_register at run time);
+ * in sim/serving/sched/ plus one line in sim/serving/sched/list.h (or colo_sched_register at run time);
  * docs/schedulers.md walks through writing one. */
 #ifndef COLO_SCHEDULER_H
 #define COLO_SCHEDULER_H
@@ -80,7 +80,7 @@ long colo_sched_pick_slots(const colo_sched_t *s, double (*key)(const colo_sched
 /* Members RUNNING, in total or of one class. */
 size_t colo_sched_running(const colo_sched_t *s, int cls); /* cls -1: any */
 
-/* The registry: built-ins (sim/sched/list.h) and those registered at run time. */
+/* The registry: built-ins (sim/serving/sched/list.h) and those registered at run time. */
 const colo_sched_ops_t *colo_sched_find(const char *name);
 /* Adds ops (borrowed; must outlive every run). 0, COLO_EINVAL (name taken) or COLO_ENOMEM. */
 int colo_sched_register(const colo_sched_ops_t *ops);

@@ -1,4 +1,4 @@
-/* test_invariant.c: the invariant checks (sim/invariant.h) are live: a run's accounts pass them,
+/* test_invariant.c: the invariant checks (sim/engine/invariant.h) are live: a run's accounts pass them,
  * and a broken account or time going back aborts with a message instead of a wrong number. */
 #include "event_queue.h"
 #include "helpers.h"

@@ -1,5 +1,5 @@
 /* list.h: the built-in schedulers, one line each: COLO_SCHED(name) names the
- * colo_sched_ops_t colo_sched_<name> defined in sim/sched/<name>.c. */
+ * colo_sched_ops_t colo_sched_<name> defined in sim/serving/sched/<name>.c. */
 COLO_SCHED(fifo)
 COLO_SCHED(priority)
 COLO_SCHED(edf)
