@@ -399,6 +399,41 @@ static int read_line(const colo_arrival_cfg_t *c, colo_arrival_state_t *st, cons
 }
 
 /* Reads the next record's log time; 1 at the end of the file. */
+/* A token count from 0 to COLO_TOKENS_MAX, else -1. */
+static long long json_tokens(const json_t *v)
+{
+    if (!json_is_integer(v)) return -1;
+    json_int_t n = json_integer_value(v);
+    return n >= 0 && n <= COLO_TOKENS_MAX ? (long long)n : -1;
+}
+
+static long long csv_tokens(const char *s, const char **end)
+{
+    errno = 0;
+    char *e;
+    long long n = strtoll(s, &e, 10);
+    *end = e;
+    if (e == s || errno || n < 0 || n > COLO_TOKENS_MAX) return -1;
+    return n;
+}
+
+/* The ContextTokens and GeneratedTokens fields after an Azure record's time, when both are
+ * counts. */
+static void azure_tokens(const char *rec, colo_arrival_state_t *st)
+{
+    const char *p = strchr(rec, ',');
+    if (!p) return;
+    const char *e;
+    long long prompt = csv_tokens(p + 1, &e);
+    if (prompt < 0 || *e != ',') return;
+    long long out = csv_tokens(e + 1, &e);
+    while (*e == ' ' || *e == '\r')
+        e++;
+    if (out < 0 || (*e && *e != ',')) return;
+    st->prompt_tokens = prompt;
+    st->output_tokens = out;
+}
+
 static int read_record(const colo_arrival_cfg_t *c, colo_arrival_state_t *st, colo_time_t *t,
                        colo_error_t *err)
 {
@@ -412,9 +447,13 @@ static int read_record(const colo_arrival_cfg_t *c, colo_arrival_state_t *st, co
         if (len == 0) continue;
         memcpy(buf, l, len);
         buf[len] = '\0';
+        st->prompt_tokens = st->output_tokens = -1;
         if (c->format == COLO_LOG_AZURE) {
             if (st->line == 1 && strncmp(buf, "TIMESTAMP", 9) == 0) continue; /* header */
-            if (colo_parse_datetime_ns(buf, t) == 0) return 0;
+            if (colo_parse_datetime_ns(buf, t) == 0) {
+                azure_tokens(buf, st);
+                return 0;
+            }
             return colo_error_set(err, COLO_EPARSE, c->path, (int)st->line, "TIMESTAMP",
                                   "not a date and time from 1970 to 2200 (YYYY-MM-DD hh:mm:ss.fffffff)");
         }
@@ -426,7 +465,11 @@ static int read_record(const colo_arrival_cfg_t *c, colo_arrival_state_t *st, co
         json_t *ts = o ? json_object_get(o, "timestamp") : NULL;
         int ok =
             ts && json_is_number(ts) && json_number_value(ts) >= 0 && json_number_value(ts) < 9e12;
-        if (ok) *t = colo_time_from_ns(json_number_value(ts) * 1e6); /* milliseconds */
+        if (ok) {
+            *t = colo_time_from_ns(json_number_value(ts) * 1e6); /* milliseconds */
+            st->prompt_tokens = json_tokens(json_object_get(o, "input_length"));
+            st->output_tokens = json_tokens(json_object_get(o, "output_length"));
+        }
         json_decref(o);
         if (ok) return 0;
         return colo_error_set(err, COLO_EPARSE, c->path, (int)st->line, "timestamp",
@@ -460,6 +503,7 @@ static int next_replay(const colo_arrival_cfg_t *c, colo_arrival_state_t *st, gs
 int colo_arrival_start(const colo_arrival_cfg_t *c, colo_arrival_state_t *st, colo_error_t *err)
 {
     memset(st, 0, sizeof *st);
+    st->prompt_tokens = st->output_tokens = -1;
     if (!c->path) return 0;
     st->f = fopen(c->path, "r"); /* a FIFO waits here for its writer: a signal ends the wait */
     if (!st->f && errno == EINTR && colo_stop_requested())

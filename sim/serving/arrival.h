@@ -16,6 +16,10 @@ typedef enum { COLO_LOG_AZURE, COLO_LOG_MOONCAKE } colo_log_format_t;
 
 #define COLO_ARRIVAL_MAX_PARAMS 4
 
+/* The most tokens one request's prompt or output may have in a log (far beyond any model's
+ * context: a larger count is taken for a damaged record). */
+#define COLO_TOKENS_MAX 100000000LL
+
 /* A process and its parameters, as the scenario gives them (read-only during runs). */
 typedef struct colo_arrival_cfg {
     const struct colo_arrival_ops *ops;
@@ -48,6 +52,10 @@ typedef struct colo_arrival_state {
     bool have_origin;
     int mmpp_state;
     colo_time_t mmpp_switch;
+    /* a replayed log's last record: its prompt and output tokens (Azure ContextTokens and
+     * GeneratedTokens, Mooncake input_length and output_length), -1 where the record has no
+     * such field or not a count from 0 to COLO_TOKENS_MAX; its line is line */
+    long long prompt_tokens, output_tokens;
     long long emitted;
 } colo_arrival_state_t;
 

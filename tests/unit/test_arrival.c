@@ -215,6 +215,83 @@ Test(arrival, a_malformed_log_names_its_file_and_line)
     free(c.path);
 }
 
+/* Each record's token counts in order; -1 where the record has none. */
+static void tokens_of(const char *text, colo_log_format_t fmt, long long (*got)[2], int n)
+{
+    char path[] = "/tmp/colosim-log-XXXXXX";
+    int fd = mkstemp(path);
+    FILE *f = fdopen(fd, "w");
+    fputs(text, f);
+    fclose(f);
+    colo_arrival_cfg_t c = replay_cfg(path, fmt);
+    colo_arrival_state_t st;
+    colo_error_t err;
+    colo_error_clear(&err);
+    cr_assert_eq(colo_arrival_start(&c, &st, &err), 0);
+    cr_assert_eq(st.prompt_tokens, -1);
+    colo_time_t now = 0, at;
+    int count, i = 0;
+    while (colo_arrival_next(&c, &st, NULL, now, &at, &count, &err) == 0 && i < n) {
+        got[i][0] = st.prompt_tokens;
+        got[i][1] = st.output_tokens;
+        now = at;
+        i++;
+    }
+    cr_assert_eq(err.code, 0, "%s", err.text);
+    cr_assert_eq(i, n);
+    colo_arrival_stop(&st);
+    unlink(path);
+    free(c.path);
+}
+
+Test(arrival, a_replay_gives_each_records_prompt_and_output_tokens)
+{
+    long long got[4][2];
+    tokens_of("TIMESTAMP,ContextTokens,GeneratedTokens\n"
+              "2023-11-16 18:15:46.6805900,374,44\r\n"
+              "2023-11-16 18:15:50.9951690,396,109\n"
+              "2023-11-16 18:15:51.0,-3,5\n" /* not a count: unknown, and not an error */
+              "2023-11-16 18:15:52.0\n",
+              COLO_LOG_AZURE, got, 4);
+    cr_assert(got[0][0] == 374 && got[0][1] == 44);
+    cr_assert(got[1][0] == 396 && got[1][1] == 109);
+    cr_assert(got[2][0] == -1 && got[2][1] == -1);
+    cr_assert(got[3][0] == -1 && got[3][1] == -1);
+    tokens_of(
+        "{\"timestamp\": 0, \"input_length\": 6345, \"output_length\": 12, \"hash_ids\": [1]}\n"
+        "{\"timestamp\": 5, \"input_length\": 1.5, \"output_length\": 3}\n"
+        "{\"timestamp\": 9}\n",
+        COLO_LOG_MOONCAKE, got, 3);
+    cr_assert(got[0][0] == 6345 && got[0][1] == 12);
+    cr_assert(got[1][0] == -1 && got[1][1] == 3);
+    cr_assert(got[2][0] == -1 && got[2][1] == -1);
+}
+
+Test(arrival, the_azure_conversation_log_gives_token_counts_for_every_record)
+{
+    const char *path = shared("azure_llm_2023/AzureLLMInferenceTrace_conv.csv");
+    colo_arrival_cfg_t c = replay_cfg(path, COLO_LOG_AZURE);
+    colo_arrival_state_t st;
+    colo_error_t err;
+    colo_error_clear(&err);
+    cr_assert_eq(colo_arrival_start(&c, &st, &err), 0);
+    colo_time_t now = 0, at;
+    int count, n = 0;
+    long long prompt = 0, output = 0;
+    while (colo_arrival_next(&c, &st, NULL, now, &at, &count, &err) == 0) {
+        cr_assert(st.prompt_tokens >= 0 && st.output_tokens >= 0, "record at line %lld", st.line);
+        prompt += st.prompt_tokens;
+        output += st.output_tokens;
+        now = at;
+        n++;
+    }
+    cr_assert_eq(err.code, 0, "%s", err.text);
+    cr_assert_eq(n, 19366);
+    cr_assert_gt(prompt, output); /* conversations: long contexts, shorter replies */
+    colo_arrival_stop(&st);
+    free(c.path);
+}
+
 /* Issue 22: /dev/zero as a log read forever, skipping its NUL bytes as empty lines. The reader
  * goes by blocks now: NUL is malformed, a line has at most 64 KiB, a stop request ends it. */
 static int replay_error(const char *path, colo_error_t *err)
@@ -263,7 +340,9 @@ Test(arrival, a_replay_reads_lines_across_blocks_crlf_and_a_last_line_without_ne
     FILE *f = fdopen(mkstemp(path), "w");
     for (int i = 0; i < 60000; i++) /* about 1.3 MB: several blocks, lines cut at their ends */
         fprintf(f, "{\"timestamp\": %d, \"input_length\": 100}%s", i,
-                i == 59999 ? "" : i % 2 ? "\r\n" : "\n");
+                i == 59999 ? ""
+                : i % 2    ? "\r\n"
+                           : "\n");
     fclose(f);
     colo_arrival_cfg_t c = replay_cfg(path, COLO_LOG_MOONCAKE);
     colo_time_t last;
