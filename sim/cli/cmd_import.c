@@ -1,4 +1,5 @@
-/* cmd_import.c: colosim import: profiles (Orion, Kineto, Nsight Systems, capture) to traces. */
+/* cmd_import.c: colosim import: profiles (Orion, Kineto, Nsight Systems, capture) to traces,
+ * and Vidur's per-operator LLM profiles to colosim LLM profiles. */
 #include "cli.h"
 #include "alloc.h"
 #include "errors.h"
@@ -8,6 +9,8 @@
 #include "import_kineto.h"
 #include "import_nsys.h"
 #include "import_orion.h"
+#include "import_vidur.h"
+#include "atomic_file.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -40,6 +43,14 @@ static const char usage_import[] =
     "          shapes, registers and shared memory, copies, host gaps, NVTX ranges. With\n"
     "          --annotation TEXT --all, one trace per range whose name contains TEXT, written\n"
     "          into the folder -o names as MODEL_001.json, MODEL_002.json, ...\n"
+    "  vidur   Vidur's per-operator profile of an LLM (microsoft/vidur, data/profiling/compute/\n"
+    "          GPU/MODEL/mlp.csv) to a colosim LLM profile (docs/llm_profiles.md), not a trace:\n"
+    "            colosim import vidur mlp.csv --gpu NAME -o PROFILE.json [--attention\n"
+    "              attention.csv] [--model NAME --layers N] [--tp N] [--commit REV]\n"
+    "              [--source PATH] [--repository OWNER/NAME]\n"
+    "          --gpu is the GPU it was measured on (Vidur's a100: a100-80gb, h100: h100-sxm);\n"
+    "          the model and its layer count come from its dimensions for the models Vidur\n"
+    "          profiled; --tp keeps the rows of that tensor parallelism (default 1).\n"
     "--ncu NCU.csv merges per-kernel DRAM and L2 bytes from Nsight Compute (ncu --csv --metrics\n"
     "dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum --print-kernel-base mangled)\n"
     "of the same kernels, in order.\n";
@@ -55,6 +66,50 @@ static const char *import_path(char *buf, size_t n, const char *out, bool all,
     return buf;
 }
 
+/* import vidur: the profile checked whole, then written atomically, and summarised. */
+static int import_vidur(const char *in, const char *attention, const colo_vidur_opts_t *vo,
+                        const char *out)
+{
+    colo_error_t err;
+    colo_error_clear(&err);
+    json_t *doc = NULL;
+    char path[4096];
+    int rc = colo_gpu_resolve(vo->gpu, NULL, path, sizeof path)
+                 ? colo_error_set(&err, COLO_ENOENT, "--gpu", 0, NULL,
+                                  "unknown GPU '%s' (colosim gpus lists them)", vo->gpu)
+                 : 0;
+    if (!rc) rc = colo_import_vidur(in, attention, vo, &doc, &err);
+    colo_atomic_file_t af;
+    if (!rc && !(rc = colo_atomic_open(&af, out, &err))) {
+        if (json_dumpf(doc, af.f, JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6)) ||
+            fputc('\n', af.f) == EOF) {
+            colo_atomic_abort(&af);
+            rc = colo_error_set(&err, COLO_EIO, out, 0, NULL, "cannot write the profile");
+        } else {
+            rc = colo_atomic_commit(&af, &err);
+        }
+    }
+    if (rc) {
+        colo_cli_print_error(&err);
+        json_decref(doc);
+        return colo_cli_exit_for(rc);
+    }
+    json_t *dims = json_object_get(doc, "dims"), *ops = json_object_get(doc, "ops");
+    json_t *tok = json_object_get(ops, "tokens"), *att = json_object_get(doc, "attention");
+    printf("%s: %s, %lld layers, on %s: %zu token counts from %lld to %lld", in,
+           json_string_value(json_object_get(doc, "model")),
+           (long long)json_integer_value(json_object_get(dims, "layers")), vo->gpu,
+           json_array_size(tok), (long long)json_integer_value(json_array_get(tok, 0)),
+           (long long)json_integer_value(json_array_get(tok, json_array_size(tok) - 1)));
+    if (att)
+        printf(", attention: %zu prefill and %zu decode points",
+               json_array_size(json_object_get(json_object_get(att, "prefill"), "rows")),
+               json_array_size(json_object_get(json_object_get(att, "decode"), "rows")));
+    printf(" -> %s\n", out);
+    json_decref(doc);
+    return 0;
+}
+
 static int cmd_import(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -67,10 +122,19 @@ static int cmd_import(int argc, char **argv)
         {"all", no_argument, NULL, 'A'},
         {"ncu", required_argument, NULL, 'N'},
         {"rows", required_argument, NULL, 'r'},
+        {"attention", required_argument, NULL, 'T'},
+        {"layers", required_argument, NULL, 'L'},
+        {"tp", required_argument, NULL, 'P'},
+        {"commit", required_argument, NULL, 'C'},
+        {"source", required_argument, NULL, 'S'},
+        {"repository", required_argument, NULL, 'R'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *out = NULL, *model = NULL, *gpu = NULL, *annotation = NULL, *ncu = NULL;
+    colo_vidur_opts_t vo = {0};
+    const char *attention = NULL;
+    const char *vidur_only = NULL; /* an option only vidur takes, as given */
     colo_orion_rows_t rows = {0, 0};
     long batch = 0, occurrence = 1;
     int all = 0;
@@ -105,6 +169,27 @@ static int cmd_import(int argc, char **argv)
                 return colo_cli_usage_error(
                     usage_import, "--rows takes FIRST-LAST or ROW (from 1), not '%s'", optarg);
             break;
+        case 'T':
+            attention = optarg;
+            vidur_only = "--attention";
+            break;
+        case 'C':
+        case 'S':
+        case 'R':
+            *(c == 'C' ? &vo.commit : c == 'S' ? &vo.source : &vo.repository) = optarg;
+            vidur_only = c == 'C' ? "--commit" : c == 'S' ? "--source" : "--repository";
+            break;
+        case 'L':
+        case 'P': {
+            long v = strtol(optarg, &end, 10);
+            if (*end || end == optarg || v < 1 || v > 1024)
+                return colo_cli_usage_error(usage_import,
+                                            "--%s takes a whole number from 1 to 1024, not '%s'",
+                                            c == 'L' ? "layers" : "tp", optarg);
+            *(c == 'L' ? &vo.layers : &vo.tensor_parallel) = (int)v;
+            vidur_only = c == 'L' ? "--layers" : "--tp";
+            break;
+        }
         case 'b':
         case 'n': {
             long v = strtol(optarg, &end, 10);
@@ -129,12 +214,28 @@ static int cmd_import(int argc, char **argv)
         return colo_cli_usage_error(usage_import, "%s", "expected: import KIND FILE -o TRACE.json");
     const char *kind = argv[optind], *in = argv[optind + 1];
     if (strcmp(kind, "orion") && strcmp(kind, "kineto") && strcmp(kind, "nsys") &&
-        strcmp(kind, "capture"))
-        return colo_cli_usage_error(usage_import,
-                                    "unknown kind '%s' (orion, kineto, nsys or capture)", kind);
-    if (!out) return colo_cli_usage_error(usage_import, "%s", "-o TRACE.json is required");
-    if (colo_cli_same_file(out, in))
-        return colo_cli_usage_error(usage_import, "-o %s would overwrite the input itself", out);
+        strcmp(kind, "capture") && strcmp(kind, "vidur"))
+        return colo_cli_usage_error(
+            usage_import, "unknown kind '%s' (orion, kineto, nsys, capture or vidur)", kind);
+    if (!out)
+        return colo_cli_usage_error(usage_import, "-o %s is required",
+                                    strcmp(kind, "vidur") ? "TRACE.json" : "PROFILE.json");
+    if (colo_cli_same_file(out, in) || (attention && colo_cli_same_file(out, attention)))
+        return colo_cli_usage_error(usage_import, "-o %s would overwrite an input itself", out);
+    if (!strcmp(kind, "vidur")) {
+        if (batch || annotation || all || ncu || rows.first || occurrence != 1)
+            return colo_cli_usage_error(usage_import, "%s",
+                                        "vidur takes --gpu, --attention, --model, --layers, --tp, "
+                                        "--commit, --source and --repository");
+        if (!gpu)
+            return colo_cli_usage_error(
+                usage_import, "%s", "vidur needs --gpu NAME: the GPU the profile was measured on");
+        vo.gpu = gpu;
+        vo.model = model;
+        return import_vidur(in, attention, &vo, out);
+    }
+    if (vidur_only)
+        return colo_cli_usage_error(usage_import, "%s is for vidur profiles", vidur_only);
     if (all && (strcmp(kind, "capture") || !annotation))
         return colo_cli_usage_error(usage_import, "%s",
                                     "--all is for capture files with --annotation");

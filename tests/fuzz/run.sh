@@ -55,6 +55,8 @@ kineto)
     max_len=65536 ;;
 orion)
     add "$data"/orion_kernel_profiles_v100/*.csv "$data"/orion_kernel_profiles_h100/*.csv ;;
+vidur)
+    add "$src"/tests/fixtures/vidur/*.csv ;;
 nsys)
     add "$here"/seeds/nsys/*
     max_len=32768 ;;

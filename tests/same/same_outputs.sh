@@ -93,6 +93,8 @@ c trace_against trace src/traces/resnet101_b4_v100.json --against src/traces/res
 c trace_batch trace src/traces/mobilenetv2_b4_h100.json --on h100-sxm --batch 16 --cuda-graphs
 c import_capture import capture src/tests/fixtures/capture/two_inferences.txt \
     -o out/import_capture.json --model m
+c import_vidur import vidur src/tests/fixtures/vidur/llama3_8b_a100_mlp.csv --gpu a100-80gb \
+    --commit 7d47513 -o out/import_vidur.json
 if [ -d "$data" ]; then
     ln -sfn "$data" shared
     orion=$(ls shared/orion_kernel_profiles_v100/*.csv 2>/dev/null | head -1 || true)
