@@ -163,3 +163,43 @@ Test(import_vidur, bad_rows_are_named_by_file_line_and_column)
     json_decref(doc);
     unlink(tmp);
 }
+
+static double cell(json_t *doc, const char *kind, size_t row, size_t k)
+{
+    json_t *rows =
+        json_object_get(json_object_get(json_object_get(doc, "attention"), kind), "rows");
+    return json_number_value(json_array_get(json_array_get(rows, row), k));
+}
+
+static void other_kv_heads(char *b, size_t n)
+{
+    set_field(b, n, 27, "32");
+}
+
+Test(import_vidur, attention_rows_of_the_same_model_are_kept_by_kind)
+{
+    colo_error_t err;
+    json_t *doc = import(FIX "llama3_8b_a100_mlp.csv", FIX "llama3_8b_a100_attention.csv", 1, &err);
+    cr_assert_not_null(doc, "%s", err.text);
+    json_t *att = json_object_get(doc, "attention");
+    /* one prefill row (kv 0, chunk 64) and one decode row (batch 1, kv 1920) at TP 1; the TP 4
+     * row is left out */
+    cr_assert_eq(json_array_size(json_object_get(json_object_get(att, "prefill"), "rows")), 1);
+    cr_assert_eq(json_array_size(json_object_get(json_object_get(att, "decode"), "rows")), 1);
+    cr_assert_eq(cell(doc, "prefill", 0, 0), 0);
+    cr_assert_eq(cell(doc, "prefill", 0, 1), 64);
+    cr_assert_float_eq(cell(doc, "prefill", 0, 2), 0.011, 1e-12);
+    cr_assert_float_eq(cell(doc, "prefill", 0, 3), 0.019, 1e-12);
+    cr_assert_eq(cell(doc, "decode", 0, 0), 1);
+    cr_assert_eq(cell(doc, "decode", 0, 1), 1920);
+    cr_assert_float_eq(cell(doc, "decode", 0, 2), 0.025, 1e-12);
+    json_decref(doc);
+
+    /* an attention profile of another model is refused, naming the column */
+    const char *p = edited(FIX "llama3_8b_a100_attention.csv", 3, other_kv_heads);
+    cr_assert_null(import(FIX "llama3_8b_a100_mlp.csv", p, 1, &err));
+    cr_assert_eq(err.line, 3);
+    cr_assert_str_eq(err.key, "n_kv_head");
+    cr_assert(strstr(err.text, "where mlp.csv has 8"), "%s", err.text);
+    unlink(p);
+}
