@@ -459,7 +459,7 @@ int colo_import_vidur(const char *mlp, const char *attention, const colo_vidur_o
     }
     if (dims[D_EMBD] % dims[D_HEADS] || dims[D_HEADS] % dims[D_KV_HEADS]) {
         colo_free(rows);
-        return colo_error_set(err, COLO_EINVAL, mlp, 2, "n_head",
+        return colo_error_set(err, COLO_EINVAL, mlp, 0, "n_head",
                               "%ld heads do not divide a hidden size of %ld into equal heads "
                               "shared by %ld KV heads",
                               dims[D_HEADS], dims[D_EMBD], dims[D_KV_HEADS]);
