@@ -10,7 +10,7 @@
 #include "import_nsys.h"
 #include "import_orion.h"
 #include "import_vidur.h"
-#include "atomic_file.h"
+#include "json_lines.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -73,22 +73,12 @@ static int import_vidur(const char *in, const char *attention, const colo_vidur_
     colo_error_t err;
     colo_error_clear(&err);
     json_t *doc = NULL;
-    char path[4096];
-    int rc = colo_gpu_resolve(vo->gpu, NULL, path, sizeof path)
-                 ? colo_error_set(&err, COLO_ENOENT, "--gpu", 0, NULL,
-                                  "unknown GPU '%s' (colosim gpus lists them)", vo->gpu)
-                 : 0;
+    colo_gpu_t *g = NULL; /* opened only to check the name, as the other kinds do */
+    int rc = colo_gpu_open(vo->gpu, NULL, "none", &g, "--gpu", 0, NULL, &err);
+    colo_gpu_free(g);
     if (!rc) rc = colo_import_vidur(in, attention, vo, &doc, &err);
-    colo_atomic_file_t af;
-    if (!rc && !(rc = colo_atomic_open(&af, out, &err))) {
-        if (json_dumpf(doc, af.f, JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6)) ||
-            fputc('\n', af.f) == EOF) {
-            colo_atomic_abort(&af);
-            rc = colo_error_set(&err, COLO_EIO, out, 0, NULL, "cannot write the profile");
-        } else {
-            rc = colo_atomic_commit(&af, &err);
-        }
-    }
+    size_t flags = JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6);
+    if (!rc) rc = colo_json_write_file(doc, flags, out, "cannot write the profile", &err);
     if (rc) {
         colo_cli_print_error(&err);
         json_decref(doc);

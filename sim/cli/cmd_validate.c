@@ -1,7 +1,7 @@
 /* cmd_validate.c: colosim validate: predictions against published measurements. */
 #include "cli.h"
-#include "atomic_file.h"
 #include "errors.h"
+#include "json_lines.h"
 #include "validate.h"
 #include "version.h"
 
@@ -87,18 +87,9 @@ static int cmd_validate(int argc, char **argv)
                 : out     ? "-o"
                           : "--markdown");
     if (!rc && out && !failed) {
-        colo_atomic_file_t af;
-        rc = colo_atomic_open(&af, out, &err);
-        if (!rc) {
-            if (json_dumpf(doc, af.f,
-                           JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6)) ||
-                fputc('\n', af.f) == EOF) {
-                colo_atomic_abort(&af);
-                rc = colo_error_set(&err, COLO_EIO, out, 0, NULL, "write error");
-            } else {
-                rc = colo_atomic_commit(&af, &err);
-            }
-        }
+        rc =
+            colo_json_write_file(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6),
+                                 out, "write error", &err);
     }
     if (!rc && md && !failed) rc = colo_vsuite_markdown(s, md, &err);
     if (rc) {

@@ -1,6 +1,7 @@
 /* json_lines.c: a structural scan of valid JSON that records where array elements start. */
 #include "json_lines.h"
 #include "alloc.h"
+#include "atomic_file.h"
 #include "errors.h"
 #include "stop.h"
 
@@ -339,4 +340,17 @@ const char *colo_json_unknown_key(json_t *obj, const char *const *allowed)
         if (!*a) return k;
     }
     return NULL;
+}
+
+int colo_json_write_file(json_t *doc, size_t flags, const char *path, const char *message,
+                         colo_error_t *err)
+{
+    colo_atomic_file_t af;
+    int rc = colo_atomic_open(&af, path, err);
+    if (rc) return rc;
+    if (json_dumpf(doc, af.f, flags) || fputc('\n', af.f) == EOF) {
+        colo_atomic_abort(&af);
+        return colo_error_set(err, COLO_EIO, path, 0, NULL, "%s", message);
+    }
+    return colo_atomic_commit(&af, err);
 }

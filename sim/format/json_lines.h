@@ -69,4 +69,11 @@ const char *colo_json_unknown_key(json_t *obj, const char *const *allowed);
 /* Line (1-based) where the top-level member key is written, or 0 when absent. O(len). */
 int colo_json_key_line(const char *text, size_t len, const char *key);
 
+/* Writes doc to path atomically (colo_atomic_open: a temporary file renamed over path; "-" is
+ * standard output) with Jansson's dump flags and a final newline. 0, or a negative code with
+ * err set: an open or rename failure as colo_atomic_open and commit say, a failed write as
+ * COLO_EIO "path: message". Nothing is left at path on failure. */
+int colo_json_write_file(json_t *doc, size_t flags, const char *path, const char *message,
+                         colo_error_t *err);
+
 #endif

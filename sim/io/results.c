@@ -2,6 +2,8 @@
 #include "results.h"
 #include "atomic_file.h"
 #include "csv.h"
+#include "json_lines.h"
+#include "run_stats_internal.h"
 #include "version.h"
 
 #include <string.h>
@@ -55,10 +57,10 @@ static json_t *tenant_json(const colo_sim_t *sim, const colo_tenant_run_t *t)
     colo_time_t window = sim->sc->duration - sim->sc->warmup;
     colo_latency_summary_t lat;
     if (colo_latency_summarise(&t->latency, &lat)) return NULL;
-    uint64_t in_flight = t->arrived - t->completed - t->dropped;
-    json_t *slo = c->slo > 0 ? json_real(c->slo_ms) : json_null();
-    json_t *att = (c->slo > 0 && t->arrived) ? json_real((double)t->slo_met / (double)t->arrived)
-                                             : json_null();
+    colo_run_stats_t st;
+    colo_run_stats_of(sim, t->idx, &lat, &st);
+    json_t *slo = st.slo_ms > 0 ? json_real(st.slo_ms) : json_null();
+    json_t *att = st.slo_attainment >= 0 ? json_real(st.slo_attainment) : json_null();
     json_t *place = placement_json(sim, t);
     json_t *o = json_pack(
         "{s:s,s:s,s:i,s:s,s:{s:s,s:f},s:o,s:o,s:f,s:I,s:I,s:I,s:{s:I,s:I,s:I,s:I},s:I,s:I,"
@@ -71,10 +73,10 @@ static json_t *tenant_json(const colo_sim_t *sim, const colo_tenant_run_t *t)
         (json_int_t)t->dropped_by[COLO_DROP_FAULT], "unavailable",
         (json_int_t)t->dropped_by[COLO_DROP_UNAVAILABLE], "queue_full",
         (json_int_t)t->dropped_by[COLO_DROP_QUEUE_FULL], "deadline",
-        (json_int_t)t->dropped_by[COLO_DROP_DEADLINE], "in_flight", (json_int_t)in_flight, "faults",
-        (json_int_t)t->faults, "latency_ms", colo_latency_json(&lat), "throughput_rps",
-        (double)t->finished_in_window / COLO_TO_S(window), "slo_attainment", att, "gpu_share",
-        fraction(t->gpu_time, window), "batches", (json_int_t)t->batches, "mean_batch",
+        (json_int_t)t->dropped_by[COLO_DROP_DEADLINE], "in_flight", (json_int_t)st.in_flight,
+        "faults", (json_int_t)t->faults, "latency_ms", colo_latency_json(&lat), "throughput_rps",
+        st.throughput_rps, "slo_attainment", att, "gpu_share", st.gpu_share, "batches",
+        (json_int_t)t->batches, "mean_batch",
         t->batches ? (double)t->batched / (double)t->batches : 0.0);
     double done = t->completed ? (double)t->completed : 1.0;
     if (o && (json_object_set_new(o, "goodput_rps",
@@ -194,15 +196,9 @@ json_t *colo_results_json(const colo_sim_t *sim, const char *const *overrides, s
 
 int colo_results_write(json_t *results, const char *path, colo_error_t *err)
 {
-    colo_atomic_file_t af;
-    int rc = colo_atomic_open(&af, path, err);
-    if (rc) return rc;
-    if (json_dumpf(results, af.f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10)) ||
-        fputc('\n', af.f) == EOF) {
-        colo_atomic_abort(&af);
-        return colo_error_set(err, COLO_EIO, path, 0, NULL, "cannot write results");
-    }
-    return colo_atomic_commit(&af, err);
+    return colo_json_write_file(results,
+                                JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10),
+                                path, "cannot write results", err);
 }
 
 static double num(json_t *o, const char *k)

@@ -1,8 +1,9 @@
 /* run_stats.c: a finished run's figures per tenant, for programs that embed colosim
- * (colosim.h). */
+ * (colosim.h) and for the results document (results.c), from one computation. */
 #include "run_stats.h"
 #include "errors.h"
 #include "metrics.h"
+#include "run_stats_internal.h"
 #include "serving.h"
 
 #include <string.h>
@@ -24,28 +25,35 @@ long colo_sim_tenant_find(const colo_sim_t *sim, const char *name)
     return -1;
 }
 
-int colo_sim_tenant_stats(const colo_sim_t *sim, size_t i, colo_run_stats_t *out)
+void colo_run_stats_of(const colo_sim_t *sim, size_t i, const colo_latency_summary_t *lat,
+                       colo_run_stats_t *out)
 {
-    memset(out, 0, sizeof *out);
-    if (i >= sim->n) return COLO_EINVAL;
     const colo_tenant_run_t *t = &sim->t[i];
     const colo_tenant_cfg_t *c = t->cfg;
-    colo_latency_summary_t lat;
-    if (colo_latency_summarise(&t->latency, &lat)) return COLO_ENOMEM;
     colo_time_t window = sim->sc->duration - sim->sc->warmup;
+    memset(out, 0, sizeof *out);
     out->arrived = t->arrived;
     out->completed = t->completed;
     out->dropped = t->dropped;
     out->in_flight = t->arrived - t->completed - t->dropped;
     out->throughput_rps = (double)t->finished_in_window / COLO_TO_S(window);
-    out->mean_ms = lat.mean_ms;
-    out->p50_ms = lat.p50_ms;
-    out->p90_ms = lat.p90_ms;
-    out->p99_ms = lat.p99_ms;
-    out->p999_ms = lat.p999_ms;
-    out->max_ms = lat.max_ms;
+    out->mean_ms = lat->mean_ms;
+    out->p50_ms = lat->p50_ms;
+    out->p90_ms = lat->p90_ms;
+    out->p99_ms = lat->p99_ms;
+    out->p999_ms = lat->p999_ms;
+    out->max_ms = lat->max_ms;
     out->slo_ms = c->slo > 0 ? c->slo_ms : 0;
     out->slo_attainment = c->slo > 0 && t->arrived ? (double)t->slo_met / (double)t->arrived : -1;
     out->gpu_share = window > 0 ? (double)t->gpu_time / (double)window : 0.0;
+}
+
+int colo_sim_tenant_stats(const colo_sim_t *sim, size_t i, colo_run_stats_t *out)
+{
+    memset(out, 0, sizeof *out);
+    if (i >= sim->n) return COLO_EINVAL;
+    colo_latency_summary_t lat;
+    if (colo_latency_summarise(&sim->t[i].latency, &lat)) return COLO_ENOMEM;
+    colo_run_stats_of(sim, i, &lat, out);
     return 0;
 }
