@@ -67,6 +67,16 @@ void colo_kernel_at_batch(const colo_kernel_work_t *w, double f, colo_kernel_wor
     out->working_set = w->working_set * f;
 }
 
+void colo_kernel_repeat(const colo_kernel_work_t *w, int n, colo_kernel_work_t *out)
+{
+    *out = *w;
+    out->wave_ns *= n;
+    out->fixed_ns *= n;
+    out->dispatch_ns *= n;
+    out->dram_bytes *= n;
+    out->l2_bytes *= n;
+}
+
 static int place(const colo_op_t *k, const colo_gpu_t *g, colo_occupancy_t *occ,
                  const char *trace_path, size_t i, colo_error_t *err)
 {

@@ -51,6 +51,11 @@ int colo_kernel_work(const colo_op_t *kernel, const colo_gpu_t *src, const colo_
  * only when f is 1. */
 void colo_kernel_at_batch(const colo_kernel_work_t *w, double f, colo_kernel_work_t *out);
 
+/* The same kernel run n times back to back on one stream, as one kernel: its time-like parts
+ * (waves' time, fixed part, dispatch gaps) and its bytes n times over, its grid, residency and
+ * working set those of one run. out may be w. */
+void colo_kernel_repeat(const colo_kernel_work_t *w, int n, colo_kernel_work_t *out);
+
 /* Waves of blocks on sms SMs: ceil(blocks / (blocks per SM x sms)). */
 unsigned long long colo_kernel_waves(const colo_kernel_work_t *w, int sms);
 

@@ -3,6 +3,7 @@
 #include "atomic_file.h"
 #include "csv.h"
 #include "json_lines.h"
+#include "llm_cfg.h"
 #include "run_stats_internal.h"
 #include "version.h"
 
@@ -51,6 +52,54 @@ static json_t *placement_json(const colo_sim_t *sim, const colo_tenant_run_t *t)
     return o;
 }
 
+static json_t *tokens_json(const colo_token_dist_t *d)
+{
+    switch (d->kind) {
+    case COLO_TOKENS_LOG: return json_pack("{s:s}", "dist", "log");
+    case COLO_TOKENS_FIXED: return json_pack("{s:s,s:I}", "dist", "fixed", "value", d->value);
+    case COLO_TOKENS_UNIFORM:
+        return json_pack("{s:s,s:I,s:I}", "dist", "uniform", "min", d->min, "max", d->max);
+    case COLO_TOKENS_LOGNORMAL:
+        return json_pack("{s:s,s:f,s:f,s:I}", "dist", "lognormal", "median", d->median, "sigma",
+                         d->sigma, "max", d->max);
+    case COLO_TOKENS_ZIPF:
+        return json_pack("{s:s,s:f,s:I}", "dist", "zipf", "s", d->s, "max", d->max);
+    }
+    return NULL;
+}
+
+static json_t *ms_or_null(double ms)
+{
+    return ms > 0 ? json_real(ms) : json_null();
+}
+
+/* An LLM tenant's settings and figures (docs/llm.md, "Results"). */
+static json_t *llm_json(const colo_sim_t *sim, const colo_tenant_run_t *t)
+{
+    const colo_llm_cfg_t *c = t->cfg->llm;
+    colo_llm_stats_t st;
+    if (colo_tenant_llm_stats(sim, t->idx, &st)) return NULL;
+    return json_pack(
+        "{s:s,s:s,s:s,s:{s:i,s:i,s:i,s:i,s:i,s:f},s:{s:o,s:o,s:I,s:I},s:o,s:o,s:o,s:o,s:f,s:f,"
+        "s:{s:f,s:s,s:f,s:f,s:f,s:I,s:i,s:f,s:f},s:I,s:I,s:I,s:I}",
+        "profile", c->profile_path, "model", c->profile->model, "profiled_on", c->profile->gpu,
+        "engine", "max_num_seqs", c->max_num_seqs, "max_num_batched_tokens",
+        c->max_num_batched_tokens, "chunk_tokens", c->chunk_tokens, "block_tokens",
+        c->block_tokens, "layer_groups", c->layer_groups, "gpu_memory_utilization",
+        c->gpu_memory_utilization, "tokens", "prompt", tokens_json(&c->prompt), "output",
+        tokens_json(&c->output), "typical_prompt", (json_int_t)c->typical_prompt,
+        "typical_output", (json_int_t)c->typical_output, "slo_ttft_ms", ms_or_null(c->slo_ttft_ms),
+        "slo_tpot_ms", ms_or_null(c->slo_tpot_ms), "ttft_ms", colo_latency_json(&st.ttft),
+        "tpot_ms", colo_latency_json(&st.tpot), "output_tokens_per_s", st.output_tokens_per_s,
+        "prompt_tokens_per_s", st.prompt_tokens_per_s, "kv_cache", "memory_gib", c->memory_gib,
+        "memory_from", c->memory_from, "weights_gib", c->weights_gib, "activations_gib",
+        c->activations_gib, "gib", c->kv_cache_gib, "blocks", (json_int_t)c->kv_blocks,
+        "block_tokens", c->block_tokens, "utilisation_mean", st.kv_utilisation_mean,
+        "utilisation_max", st.kv_utilisation_max, "preemptions", (json_int_t)st.preemptions,
+        "iterations", (json_int_t)st.iterations, "prefill_iterations",
+        (json_int_t)st.prefill_iterations, "decode_iterations", (json_int_t)st.decode_iterations);
+}
+
 static json_t *tenant_json(const colo_sim_t *sim, const colo_tenant_run_t *t)
 {
     const colo_tenant_cfg_t *c = t->cfg;
@@ -80,8 +129,11 @@ static json_t *tenant_json(const colo_sim_t *sim, const colo_tenant_run_t *t)
         t->batches ? (double)t->batched / (double)t->batches : 0.0);
     double done = t->completed ? (double)t->completed : 1.0;
     if (o && (json_object_set_new(o, "goodput_rps",
-                                  c->slo > 0 ? json_real((double)t->slo_met / COLO_TO_S(window))
-                                             : json_null()) ||
+                                  c->slo > 0 || (c->llm && (c->llm->slo_ttft > 0 ||
+                                                            c->llm->slo_tpot > 0))
+                                      ? json_real((double)t->slo_met / COLO_TO_S(window))
+                                      : json_null()) ||
+              (c->llm && json_object_set_new(o, "llm", llm_json(sim, t))) ||
               json_object_set_new(o, "instances", json_integer(t->n_streams)) ||
               json_object_set_new(o, "instances_busy_max", json_integer(t->peak_busy)) ||
               json_object_set_new(o, "queue_ms_mean", json_real(t->queue_ns / done / 1e6)) ||
@@ -226,6 +278,41 @@ static void print_heading(json_t *r, FILE *f, const char *tail)
             (long long)json_integer_value(json_object_get(r, "seed")), tail);
 }
 
+/* The LLM tenants' own figures, below the table of all tenants. */
+static void print_llm(json_t *r, FILE *f)
+{
+    size_t i;
+    json_t *t;
+    bool head = false;
+    json_array_foreach(json_object_get(r, "tenants"), i, t)
+    {
+        json_t *l = json_object_get(t, "llm");
+        if (!l) continue;
+        if (!head)
+            fprintf(f, "\n%-16s %8s %8s | %8s %8s | %9s %9s | %6s %6s | %7s | %s\n", "LLM tenant",
+                    "TTFT p50", "p99", "TPOT p50", "p99", "out tok/s", "in tok/s", "KV avg",
+                    "max", "preempt", "SLO TTFT/TPOT ms");
+        head = true;
+        json_t *ttft = json_object_get(l, "ttft_ms"), *tpot = json_object_get(l, "tpot_ms");
+        json_t *kv = json_object_get(l, "kv_cache");
+        char b[4][16], slo[40] = "-";
+        json_t *st = json_object_get(l, "slo_ttft_ms"), *sp = json_object_get(l, "slo_tpot_ms");
+        if (json_is_number(st) || json_is_number(sp)) {
+            char x[16] = "-", y[16] = "-";
+            if (json_is_number(st)) snprintf(x, sizeof x, "%g", json_number_value(st));
+            if (json_is_number(sp)) snprintf(y, sizeof y, "%g", json_number_value(sp));
+            snprintf(slo, sizeof slo, "%s/%s", x, y);
+        }
+        fprintf(f, "%-16.16s %s %s | %s %s | %9.1f %9.1f | %5.1f%% %5.1f%% | %7lld | %s\n",
+                json_string_value(json_object_get(t, "name")), ms8(num(ttft, "p50"), b[0]),
+                ms8(num(ttft, "p99"), b[1]), ms8(num(tpot, "p50"), b[2]),
+                ms8(num(tpot, "p99"), b[3]), num(l, "output_tokens_per_s"),
+                num(l, "prompt_tokens_per_s"), 100 * num(kv, "utilisation_mean"),
+                100 * num(kv, "utilisation_max"),
+                (long long)json_integer_value(json_object_get(l, "preemptions")), slo);
+    }
+}
+
 void colo_results_print(json_t *r, FILE *f)
 {
     json_t *sc = json_object_get(r, "scenario"), *sh = json_object_get(sc, "sharing");
@@ -285,6 +372,7 @@ void colo_results_print(json_t *r, FILE *f)
                 ms8(num(lat, "p90"), b[3]), ms8(num(lat, "p99"), b[4]), ms8(num(lat, "p999"), b[5]),
                 slo_s, att_s);
     }
+    print_llm(r, f);
     fprintf(f, "\nGPU busy %.1f %%, switching %.1f %%, %lld context switches, %lld preemptions\n",
             100.0 * num(gpu, "busy_fraction"), 100.0 * num(gpu, "switching_fraction"),
             (long long)json_integer_value(json_object_get(gpu, "context_switches")),
@@ -322,6 +410,20 @@ void colo_results_print_compare(json_t *const *results, const char *const *names
             fprintf(f, " | %s %10s", p99, met);
         }
         fprintf(f, "\n");
+        if (!json_object_get(t, "llm")) continue;
+        static const char *const rows[][2] = {{"ttft_ms", "  TTFT p99"}, {"tpot_ms", "  TPOT p99"}};
+        for (int k = 0; k < 2; k++) { /* an LLM tenant's time to first token and per token */
+            fprintf(f, "%-16s", rows[k][1]);
+            for (size_t m = 0; m < n; m++) {
+                json_t *u =
+                    results[m] ? json_array_get(json_object_get(results[m], "tenants"), i) : NULL;
+                json_t *l = json_object_get(json_object_get(u, "llm"), rows[k][0]);
+                char v[16] = "-";
+                if (l) ms8(num(l, "p99"), v);
+                fprintf(f, " | %8s %10s", v, "");
+            }
+            fprintf(f, "\n");
+        }
     }
     fprintf(f, "%-16s", "GPU busy");
     for (size_t m = 0; m < n; m++) {
@@ -354,6 +456,9 @@ int colo_results_write_csv(json_t *const *runs, size_t n, const char *path, colo
         "in_flight",    "throughput_rps", "goodput_rps",   "slo_ms",        "slo_attainment",
         "isolated_ms",  "queue_ms_mean",  "execution_ms_mean", "gpu_share", "mean_batch", NULL};
     static const char *const lat[] = {"mean", "p50", "p90", "p99", "p999", "max", NULL};
+    static const char *const llm_cols[] = {"ttft_p50_ms", "ttft_p99_ms", "tpot_p50_ms",
+                                           "tpot_p99_ms", "output_tokens_per_s",
+                                           "kv_utilisation_mean", "preemptions", NULL};
     colo_atomic_file_t af;
     int rc = colo_atomic_open(&af, path, err);
     if (rc) return rc;
@@ -363,7 +468,10 @@ int colo_results_write_csv(json_t *const *runs, size_t n, const char *path, colo
         fprintf(f, ",%s", *k);
     for (const char *const *k = lat; *k; k++)
         fprintf(f, ",latency_%s_ms", *k);
-    fputs(",percentiles,gpu_busy_fraction\n", f);
+    fputs(",percentiles,gpu_busy_fraction", f);
+    for (const char *const *k = llm_cols; *k; k++)
+        fprintf(f, ",%s", *k);
+    fputc('\n', f);
     for (size_t r = 0; r < n; r++) {
         if (!runs[r]) continue;
         json_t *sc = json_object_get(runs[r], "scenario");
@@ -383,6 +491,14 @@ int colo_results_write_csv(json_t *const *runs, size_t n, const char *path, colo
                 csv_value(f, json_object_get(l, *k));
             csv_value(f, json_object_get(l, "percentiles"));
             csv_value(f, json_object_get(json_object_get(runs[r], "gpu"), "busy_fraction"));
+            json_t *m = json_object_get(t, "llm"); /* LLM tenants; empty cells for others */
+            csv_value(f, json_object_get(json_object_get(m, "ttft_ms"), "p50"));
+            csv_value(f, json_object_get(json_object_get(m, "ttft_ms"), "p99"));
+            csv_value(f, json_object_get(json_object_get(m, "tpot_ms"), "p50"));
+            csv_value(f, json_object_get(json_object_get(m, "tpot_ms"), "p99"));
+            csv_value(f, json_object_get(m, "output_tokens_per_s"));
+            csv_value(f, json_object_get(json_object_get(m, "kv_cache"), "utilisation_mean"));
+            csv_value(f, json_object_get(m, "preemptions"));
             fputc('\n', f);
         }
     }

@@ -2,6 +2,7 @@
  * (colosim.h) and for the results document (results.c), from one computation. */
 #include "run_stats.h"
 #include "errors.h"
+#include "llm_cfg.h"
 #include "metrics.h"
 #include "run_stats_internal.h"
 #include "serving.h"
@@ -43,8 +44,10 @@ void colo_run_stats_of(const colo_sim_t *sim, size_t i, const colo_latency_summa
     out->p99_ms = lat->p99_ms;
     out->p999_ms = lat->p999_ms;
     out->max_ms = lat->max_ms;
+    /* an LLM tenant's SLOs: time to first token and per output token, and end to end */
+    bool slo = c->slo > 0 || (c->llm && (c->llm->slo_ttft > 0 || c->llm->slo_tpot > 0));
     out->slo_ms = c->slo > 0 ? c->slo_ms : 0;
-    out->slo_attainment = c->slo > 0 && t->arrived ? (double)t->slo_met / (double)t->arrived : -1;
+    out->slo_attainment = slo && t->arrived ? (double)t->slo_met / (double)t->arrived : -1;
     out->gpu_share = window > 0 ? (double)t->gpu_time / (double)window : 0.0;
 }
 

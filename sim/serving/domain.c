@@ -325,8 +325,13 @@ static void offer_kernel(colo_stream_run_t *s)
     it->alone = colo_time_from_ns((double)s->alone * s->kernel_left);
     it->wave = colo_time_from_ns(s->w.wave_ns);
     it->blocks = s->w.blocks > (unsigned long long)INT32_MAX ? INT32_MAX : (int)s->w.blocks;
-    it->first_of_request = s->cur_op == v->first_kernel;
-    it->last_of_request = s->cur_op == v->last_kernel;
+    if (t->llm) { /* an LLM iteration is all kernels */
+        it->first_of_request = s->cur_op == 0;
+        it->last_of_request = s->cur_op + 1 == colo_serving_stream_trace(s)->n_ops;
+    } else {
+        it->first_of_request = s->cur_op == v->first_kernel;
+        it->last_of_request = s->cur_op == v->last_kernel;
+    }
     if (sc->ops->on_arrival) sc->ops->on_arrival(sc, s->item);
     colo_domain_dispatch(t->dom);
 }

@@ -221,6 +221,7 @@ void colo_tenant_cfg_of_trace(colo_tenant_cfg_t *c, colo_variant_t *v, const col
 int colo_tenant_request_time(const colo_scenario_t *sc, size_t i, colo_place_rates_t pr, int b,
                              colo_time_t *t, colo_error_t *err)
 {
+    if (sc->tenants[i].llm) return colo_serving_llm_alone(&sc->tenants[i], sc->gpu, pr, t, err);
     return colo_request_time(&sc->tenants[i], sc->gpu, pr, b, t, NULL, err);
 }
 

@@ -5,6 +5,7 @@
 #include "gpu_catalog.h"
 #include "kernel_model.h"
 #include "layout.h"
+#include "llm_cfg.h"
 #include "metrics.h"
 
 #include <ctype.h>
@@ -360,6 +361,10 @@ static int read_tenant(const colo_cfg_reader_t *r, const config_setting_t *t, co
                                        "instances",
                                        "cuda_graphs",
                                        "fp32_math",
+                                       "llm",
+                                       "tokens",
+                                       "slo_ttft_ms",
+                                       "slo_tpot_ms",
                                        NULL};
     colo_tenant_cfg_t *tc = &sc->tenants[i];
     if (!config_setting_is_group(t))
@@ -377,12 +382,31 @@ static int read_tenant(const colo_cfg_reader_t *r, const config_setting_t *t, co
             return colo_cfg_error(r, ns, COLO_EINVAL, "tenant name '%s' is used twice", name);
     if (!(tc->name = colo_strdup(name))) return COLO_ENOMEM;
 
-    if ((rc = read_variants(r, t, sc, tc))) return rc;
+    const config_setting_t *llm = config_setting_get_member(t, "llm");
+    if (llm) {
+        static const char *const not_llm[] = {"trace", "traces", "batching", "deadline_ms",
+                                              "instances", NULL};
+        for (int k = 0; not_llm[k]; k++)
+            if (config_setting_get_member(t, not_llm[k]))
+                return colo_cfg_error(r, config_setting_get_member(t, not_llm[k]), COLO_EINVAL,
+                                      "an LLM tenant (llm = {...}) runs its profile with "
+                                      "continuous batching: leave %s out",
+                                      not_llm[k]);
+    } else {
+        static const char *const llm_only[] = {"tokens", "slo_ttft_ms", "slo_tpot_ms", NULL};
+        for (int k = 0; llm_only[k]; k++)
+            if (config_setting_get_member(t, llm_only[k]))
+                return colo_cfg_error(r, config_setting_get_member(t, llm_only[k]), COLO_EINVAL,
+                                      "for LLM tenants only (llm = { profile = ...; })");
+        if ((rc = read_variants(r, t, sc, tc))) return rc;
+    }
     if ((rc = read_batching(r, t, tc))) return rc;
 
     const config_setting_t *a;
     if ((rc = colo_cfg_aggregate(r, t, "arrival", REQ, CONFIG_TYPE_GROUP, &a))) return rc;
     if ((rc = colo_arrival_parse(&tc->arrival, r, a, sc->dir))) return rc;
+    if (llm && (rc = colo_llm_cfg_read(r, t, sc->dir, tc->arrival.path != NULL, &tc->llm)))
+        return rc;
 
     rc = colo_cfg_double(r, t, "slo_ms", COLO_CFG_POSITIVE, &tc->slo_ms);
     if (rc < 0) return rc;
@@ -542,6 +566,55 @@ static int read_scheduler(const colo_cfg_reader_t *r, const config_setting_t *ro
     return 0;
 }
 
+/* An LLM tenant once its place is known: its KV cache from its memory, and its trace (the
+ * prefill of a typical request) in the scenario's table. */
+static int resolve_llm(const colo_cfg_reader_t *r, const config_setting_t *t, colo_scenario_t *sc,
+                       size_t i)
+{
+    colo_tenant_cfg_t *tc = &sc->tenants[i];
+    double mem = sc->gpu->memory.size_gib;
+    const char *from = "the GPU's memory";
+    if (tc->memory_limit_gib > 0) {
+        mem = tc->memory_limit_gib, from = "memory_limit_gib";
+    } else if (tc->memory_gib > 0) {
+        mem = tc->memory_gib, from = "memory_gib";
+    } else if (sc->sharing.mode == COLO_SHARE_MIG) {
+        mem = sc->sharing.instances[tc->instance].profile->memory_gib;
+        from = "its MIG instance's memory";
+    }
+    int rc = colo_llm_cfg_resolve(r, t, tc->llm, &tc->arrival, mem, from);
+    if (rc) return rc;
+    colo_trace_t *tr;
+    if ((rc = colo_llm_cfg_trace(tc->llm, &tr, r->err))) return rc;
+    colo_trace_t **nt = colo_realloc(sc->traces, (sc->n_traces + 1) * sizeof *nt);
+    if (nt) sc->traces = nt;
+    colo_gpu_t **ng = nt ? colo_realloc(sc->trace_gpus, (sc->n_traces + 1) * sizeof *ng) : NULL;
+    if (ng) sc->trace_gpus = ng;
+    colo_gpu_t *g = NULL;
+    const char *slash = strrchr(tc->llm->profile_path, '/');
+    char pdir[4096] = "";
+    if (slash) snprintf(pdir, sizeof pdir, "%.*s", (int)(slash - tc->llm->profile_path),
+                        tc->llm->profile_path);
+    const char *cal = strcmp(tr->gpu, sc->gpu->name) == 0 ? sc->calibration : NULL;
+    if (nt && ng)
+        rc = colo_gpu_open(tr->gpu, pdir, cal, &g, tc->llm->profile_path, 0, "gpu", r->err);
+    if (!nt || !ng || rc) {
+        colo_trace_free(tr);
+        return rc ? rc : COLO_ENOMEM;
+    }
+    sc->traces[sc->n_traces] = tr;
+    sc->trace_gpus[sc->n_traces] = g;
+    sc->n_traces++;
+    if (!(tc->variants = colo_calloc(1, sizeof *tc->variants))) return COLO_ENOMEM;
+    tc->n_variants = 1;
+    tc->variants[0].trace = tc->trace = tr;
+    tc->variants[0].gpu = tc->trace_gpu = g;
+    if (!(tc->variants[0].path = colo_strdup(tc->llm->profile_path)) ||
+        !(tc->trace_path = colo_strdup(tc->llm->profile_path)))
+        return COLO_ENOMEM;
+    return 0;
+}
+
 static int read_scenario(const colo_cfg_reader_t *r, const config_setting_t *root,
                          colo_scenario_t *sc)
 {
@@ -616,6 +689,10 @@ static int read_scenario(const colo_cfg_reader_t *r, const config_setting_t *roo
     if ((rc = read_faults(r, root, sc))) return rc;
     if ((rc = read_scheduler(r, root, sc))) return rc;
     if ((rc = colo_layout_resolve(r, root, sc))) return rc;
+    for (size_t i = 0; i < sc->n_tenants; i++)
+        if (sc->tenants[i].llm &&
+            (rc = resolve_llm(r, config_setting_get_elem(tl, (unsigned)i), sc, i)))
+            return rc;
     if (sc->scheduler.ops && sc->sharing.mode == COLO_SHARE_MIG) {
         bool mps = false;
         for (size_t k = 0; k < sc->sharing.n_instances; k++)
@@ -681,6 +758,7 @@ void colo_scenario_free(colo_scenario_t *sc)
         colo_free(sc->tenants[i].variants);
         colo_free(sc->tenants[i].instance_name);
         colo_free(sc->tenants[i].command);
+        colo_llm_cfg_free(sc->tenants[i].llm);
         colo_arrival_cfg_fini(&sc->tenants[i].arrival);
     }
     colo_free(sc->tenants);

@@ -46,8 +46,12 @@ typedef struct colo_variant {
     bool aligned; /* has the same ops, in order and by name, as the variant before it */
 } colo_variant_t;
 
+struct colo_llm_cfg;
+
 typedef struct colo_tenant_cfg {
     char *name;
+    struct colo_llm_cfg *llm; /* an LLM tenant (llm_cfg.h): its trace is the prefill of a
+                               * typical request; NULL: a tenant of kernel traces */
     char *trace_path;            /* resolved against the scenario's folder */
     const colo_trace_t *trace;   /* borrowed from the scenario's trace table */
     const colo_gpu_t *trace_gpu; /* the GPU the trace was measured on (borrowed, ditto) */

@@ -28,6 +28,7 @@ static bool in_window(const colo_sim_t *sim, colo_time_t t)
 
 const colo_trace_t *colo_serving_stream_trace(const colo_stream_run_t *s)
 {
+    if (s->t->llm) return colo_serving_llm_trace(s->t);
     return s->t->cfg->variants[s->plan.var].trace;
 }
 
@@ -39,10 +40,9 @@ int colo_serving_stream_tid(const colo_stream_run_t *s)
 
 /* ---- requests ---- */
 
-static void issue_op(colo_stream_run_t *s);
-
-static void client_done(colo_tenant_run_t *t, int32_t client);
-static void drop(colo_tenant_run_t *t, colo_time_t arrival, colo_drop_reason_t why);
+#define issue_op colo_serving_issue_op
+#define client_done colo_serving_client_done
+#define drop colo_serving_drop
 static void maybe_start(colo_tenant_run_t *t);
 static void queue_counter(colo_tenant_run_t *t);
 
@@ -111,6 +111,10 @@ static void maybe_start(colo_tenant_run_t *t)
 {
     const colo_tenant_cfg_t *c = t->cfg;
     colo_sim_t *sim = t->sim;
+    if (t->llm) {
+        colo_serving_llm_start(t);
+        return;
+    }
     while (t->busy_streams < t->n_streams && !t->down && t->qlen) {
         colo_time_t due = t->queue[t->qhead].arrival + c->max_delay;
         if (c->max_batch > 1 && (int)t->qlen < c->max_batch && due > sim->eq.now) {
@@ -180,17 +184,19 @@ static void request_done(colo_stream_run_t *s)
 
 void colo_serving_op_done(colo_stream_run_t *s)
 {
-    if (++s->cur_op == colo_serving_stream_trace(s)->n_ops)
-        request_done(s);
-    else
+    if (++s->cur_op < colo_serving_stream_trace(s)->n_ops)
         issue_op(s);
+    else if (s->t->llm)
+        colo_serving_llm_iteration_done(s);
+    else
+        request_done(s);
 }
 
 /* The host issues the stream's next op (docs/model.md, "Requests"): a host gap after the one
  * before, no sooner than one launch per launch.host_us (in a CUDA graph, per launch.graph_us, with
  * no host gaps); a kernel is ready launch.start_us after its launch, less the dispatch gap its
  * time includes. */
-static void issue_op(colo_stream_run_t *s)
+void colo_serving_issue_op(colo_stream_run_t *s)
 {
     colo_tenant_run_t *t = s->t;
     colo_sim_t *sim = t->sim;
@@ -207,7 +213,10 @@ static void issue_op(colo_stream_run_t *s)
     s->after_sync = false;
     colo_time_t ready = s->host_clock;
     if (op->type == COLO_OP_KERNEL) {
-        colo_plan_kernel(&s->plan, t->var, s->cur_op, &s->w);
+        if (t->llm)
+            colo_serving_llm_work(t, s->cur_op, &s->w);
+        else
+            colo_plan_kernel(&s->plan, t->var, s->cur_op, &s->w);
         s->alone = colo_request_alone_at(&s->w, t->rates);
         ready += sim->start_lead;
     }
@@ -217,7 +226,7 @@ static void issue_op(colo_stream_run_t *s)
     else
         colo_domain_op_ready(s, (int64_t)t->incarnation);
 }
-static void drop(colo_tenant_run_t *t, colo_time_t arrival, colo_drop_reason_t why)
+void colo_serving_drop(colo_tenant_run_t *t, colo_time_t arrival, colo_drop_reason_t why)
 {
     if (!in_window(t->sim, arrival)) return;
     t->dropped++;
@@ -243,6 +252,12 @@ static int push_request(colo_tenant_run_t *t, colo_time_t arrival, int32_t clien
     return 0;
 }
 
+/* Requests waiting to be served. */
+static size_t waiting(const colo_tenant_run_t *t)
+{
+    return t->llm ? colo_serving_llm_waiting(t) : t->qlen;
+}
+
 /* Schedules the tenant's next open-loop arrival after the one at now. */
 static void next_arrival(colo_tenant_run_t *t, colo_time_t now);
 
@@ -252,6 +267,7 @@ static void on_arrival(void *obj, int64_t arg)
     colo_tenant_run_t *t = obj;
     colo_sim_t *sim = t->sim;
     colo_time_t now = sim->eq.now;
+    if (t->llm) colo_serving_llm_arriving(t); /* before the next record is read */
     next_arrival(t, now);
     for (int64_t k = 0; k < arg; k++) {
         if (in_window(sim, now)) t->arrived++;
@@ -259,11 +275,11 @@ static void on_arrival(void *obj, int64_t arg)
             drop(t, now, COLO_DROP_UNAVAILABLE);
             continue;
         }
-        if (t->cfg->queue_limit > 0 && (long long)t->qlen >= t->cfg->queue_limit) {
+        if (t->cfg->queue_limit > 0 && (long long)waiting(t) >= t->cfg->queue_limit) {
             drop(t, now, COLO_DROP_QUEUE_FULL);
             continue;
         }
-        colo_serving_fail(sim, push_request(t, now, -1));
+        colo_serving_fail(sim, t->llm ? colo_serving_llm_push(t, -1) : push_request(t, now, -1));
     }
     maybe_start(t);
 }
@@ -281,6 +297,7 @@ static void next_arrival(colo_tenant_run_t *t, colo_time_t now)
         colo_serving_fail(sim, rc);
         return;
     }
+    if (rc == 0 && t->llm) colo_serving_llm_pending(t);
     if (rc == 0 && at < sim->sc->duration)
         colo_serving_fail(sim, colo_eq_schedule(&sim->eq, at, on_arrival, t, count, NULL));
 }
@@ -300,19 +317,19 @@ static void on_query(void *obj, int64_t arg)
     t->outstanding[c] += n;
     for (int k = 0; k < n; k++) {
         if (in_window(sim, now)) t->arrived++;
-        if (t->cfg->queue_limit > 0 && (long long)t->qlen >= t->cfg->queue_limit) {
+        if (t->cfg->queue_limit > 0 && (long long)waiting(t) >= t->cfg->queue_limit) {
             drop(t, now, COLO_DROP_QUEUE_FULL);
             client_done(t, c);
             continue;
         }
-        colo_serving_fail(sim, push_request(t, now, c));
+        colo_serving_fail(sim, t->llm ? colo_serving_llm_push(t, c) : push_request(t, now, c));
     }
     maybe_start(t);
 }
 
 /* One of client's requests has been answered or dropped; when its whole query is, it thinks
  * and sends the next. */
-static void client_done(colo_tenant_run_t *t, int32_t client)
+void colo_serving_client_done(colo_tenant_run_t *t, int32_t client)
 {
     if (client < 0 || --t->outstanding[client] > 0) return;
     colo_sim_t *sim = t->sim;
@@ -353,6 +370,7 @@ static void crash(colo_tenant_run_t *t)
     t->down = true;
     t->up_at = sim->eq.now + sim->sc->sharing.recovery;
     t->batch_timer = false; /* a pending timer carries the old incarnation */
+    if (t->llm) colo_serving_llm_crash(t);
     for (int k = 0; k < t->n_streams; k++) {
         colo_stream_run_t *s = &t->streams[k];
         s->kernel_left = 1.0;
@@ -510,6 +528,7 @@ int colo_sim_new(const colo_scenario_t *sc, colo_sim_t **out, colo_error_t *err)
         }
         int clients = t->cfg->arrival.clients;
         if (clients > 0 && !(t->outstanding = colo_calloc((size_t)clients, sizeof(int)))) goto fail;
+        if (t->cfg->llm && colo_serving_llm_new(t)) goto fail;
     }
     if ((rc = colo_domain_build(sim))) goto fail;
     for (size_t i = 0; i < sim->n; i++) {
@@ -669,6 +688,10 @@ void colo_sim_check(const colo_sim_t *sim)
         for (int k = 0; k < t->n_streams; k++)
             for (int b = 0; b < t->streams[k].n_batch; b++)
                 in_flight += in_window(sim, t->streams[k].batch[b].arrival);
+        if (t->llm) {
+            colo_serving_llm_check(t);
+            in_flight += colo_serving_llm_in_flight(t);
+        }
         COLO_CHECK(t->arrived == t->completed + t->dropped + in_flight,
                    "tenant %s: %llu requests arrived in the window, %llu completed, %llu dropped, "
                    "%llu in flight at the end",
@@ -701,6 +724,7 @@ void colo_sim_free(colo_sim_t *sim)
                 colo_free(t->streams[k].batch);
             colo_free(t->streams);
             colo_samples_fini(&t->latency);
+            colo_serving_llm_free(t);
         }
         colo_free(sim->t);
     }

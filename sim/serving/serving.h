@@ -149,7 +149,8 @@ typedef struct colo_tenant_run {
     colo_time_t gpu_time; /* time its kernels ran (any of its streams), in the window */
     colo_time_t gpu_since;
     double queue_ns, exec_ns; /* completed requests: time waiting, and from start to end */
-    colo_samples_t latency;
+    colo_samples_t latency; /* LLM tenants: end to end */
+    struct colo_llm_run *llm; /* LLM tenants (llm.c); NULL for others */
 } colo_tenant_run_t;
 
 /* Statistics of one PCIe direction: time with at least one copy in progress. */
@@ -190,6 +191,21 @@ typedef struct colo_sim {
     int failed;       /* first error met inside an event */
     colo_error_t err; /* and its message, when it was an input error (a log line) */
 } colo_sim_t;
+
+/* An LLM tenant's figures after a run (docs/llm.md, "Results"): time to first token and time
+ * per output token of requests that arrived in the window and completed; tokens per second,
+ * KV-cache use, preemptions and iterations in the window. */
+typedef struct colo_llm_stats {
+    colo_latency_summary_t ttft, tpot;
+    double output_tokens_per_s, prompt_tokens_per_s;
+    double kv_utilisation_mean, kv_utilisation_max; /* share of the cache's blocks in use */
+    uint64_t preemptions, iterations, prefill_iterations, decode_iterations;
+    uint64_t tokens_generated, tokens_of_completed; /* the whole run */
+} colo_llm_stats_t;
+
+/* Fills *out for tenant i, an LLM tenant of a finished run. 0, COLO_EINVAL (not one) or
+ * COLO_ENOMEM. */
+int colo_tenant_llm_stats(const struct colo_sim *sim, size_t i, colo_llm_stats_t *out);
 
 /* Builds a run of scenario sc (borrowed; must outlive the run): the GPU's partitions for the
  * sharing mechanism, every kernel placed on its tenant's part, each tenant's stream seeded from

@@ -23,6 +23,43 @@ int colo_serving_stream_tid(const colo_stream_run_t *s);
 /* The stream's current op has ended: the host issues the next one, or the batch is done. */
 void colo_serving_op_done(colo_stream_run_t *s);
 
+/* The host issues the stream's current op (docs/model.md, "Requests"). */
+void colo_serving_issue_op(colo_stream_run_t *s);
+/* A request of t that arrived at arrival is dropped for why (counted when in the window). */
+void colo_serving_drop(colo_tenant_run_t *t, colo_time_t arrival, colo_drop_reason_t why);
+/* One of a closed-loop client's requests is answered or dropped (client < 0: open loop). */
+void colo_serving_client_done(colo_tenant_run_t *t, int32_t client);
+
+/* llm.c: LLM tenants (docs/llm.md) */
+
+int colo_serving_llm_new(colo_tenant_run_t *t);
+void colo_serving_llm_free(colo_tenant_run_t *t);
+/* A replayed log's record was read for the next arrival: keep its tokens (pending), and make
+ * them the tokens of the requests arriving now (arriving) before the next record is read. */
+void colo_serving_llm_pending(colo_tenant_run_t *t);
+void colo_serving_llm_arriving(colo_tenant_run_t *t);
+/* A request arrives (client: closed loop, or -1): its tokens drawn or from the log. 0 or a
+ * negative code (sim->err set for input errors). */
+int colo_serving_llm_push(colo_tenant_run_t *t, int32_t client);
+size_t colo_serving_llm_waiting(const colo_tenant_run_t *t);
+/* Starts the next iteration on the tenant's stream when it is idle and work waits. */
+void colo_serving_llm_start(colo_tenant_run_t *t);
+/* The iteration in flight as a trace, and the work of its kernel op on the tenant's GPU. */
+const colo_trace_t *colo_serving_llm_trace(const colo_tenant_run_t *t);
+void colo_serving_llm_work(const colo_tenant_run_t *t, size_t op, colo_kernel_work_t *w);
+/* The iteration's last kernel ended: tokens, completions, the next iteration. */
+void colo_serving_llm_iteration_done(colo_stream_run_t *s);
+/* Its process died: every request waiting or running is dropped. */
+void colo_serving_llm_crash(colo_tenant_run_t *t);
+/* Its accounts (colo_sim_check): KV blocks, and every generated token in a completed, dropped
+ * or running request. Aborts when one does not hold. */
+void colo_serving_llm_check(const colo_tenant_run_t *t);
+/* Requests that arrived in the window and wait or run. */
+uint64_t colo_serving_llm_in_flight(const colo_tenant_run_t *t);
+/* A typical request of LLM tenant tc alone at pr on gpu: its iterations' kernels alone. */
+int colo_serving_llm_alone(const colo_tenant_cfg_t *tc, const colo_gpu_t *gpu,
+                           colo_place_rates_t pr, colo_time_t *out, colo_error_t *err);
+
 /* domain.c */
 
 /* Domains and partitions of the hardware for the scenario's sharing mechanism. O(tenants +

@@ -40,8 +40,8 @@ static int passes(const colo_study_t *s, char **sets, size_t n, double x, bool *
         json_array_foreach(json_object_get(res, "tenants"), i, t)
         {
             if (i >= 64) break;
-            if (json_is_number(json_object_get(t, "slo_ms"))) any_slo = true;
             json_t *a = json_object_get(t, "slo_attainment");
+            if (json_is_number(json_object_get(t, "slo_ms")) || json_is_number(a)) any_slo = true;
             if (!json_is_number(a)) continue;
             cnt[i]++;
             double v = json_number_value(a);
@@ -55,7 +55,8 @@ static int passes(const colo_study_t *s, char **sets, size_t n, double x, bool *
     if (rc) return rc;
     if (!any_slo)
         return colo_error_set(err, COLO_EINVAL, s->scenario, 0, NULL,
-                              "no tenant has an SLO (slo_ms): search has nothing to meet");
+                              "no tenant has an SLO (slo_ms, or an LLM tenant's slo_ttft_ms or slo_tpot_ms): "
+                              "search has nothing to meet");
     /* A replication in which a tenant had no arrivals has no attainment (null: no request to
      * meet or miss): the mean and its confidence bound are over the replications that have one. */
     *ok = true;

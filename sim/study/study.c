@@ -519,7 +519,8 @@ static int write_sweep_csv(const colo_study_t *s, json_t *points, const char *pa
         colo_csv_write_field(f, s->axes[a].key);
     }
     fputs(",tenant,arrived,completed,dropped,p50_ms,p90_ms,p99_ms,p999_ms,mean_ms,"
-          "throughput_rps,goodput_rps,slo_ms,slo_attainment,gpu_busy,error\n",
+          "throughput_rps,goodput_rps,slo_ms,slo_attainment,gpu_busy,error,ttft_p99_ms,"
+          "tpot_p99_ms,output_tokens_per_s\n",
           f);
     size_t i;
     json_t *p;
@@ -537,7 +538,7 @@ static int write_sweep_csv(const colo_study_t *s, json_t *points, const char *pa
             if (!res) {
                 fputs(",,,,,,,,,,,,,,,", f);
                 colo_csv_write_field(f, json_string_value(json_object_get(p, "error")));
-                fputc('\n', f);
+                fputs(",,,\n", f);
                 continue;
             }
             json_t *tn = json_array_get(ts, t), *lat = json_object_get(tn, "latency_ms");
@@ -564,7 +565,15 @@ static int write_sweep_csv(const colo_study_t *s, json_t *points, const char *pa
                 fprintf(f, ",%.6g", json_number_value(att));
             else
                 fputc(',', f);
-            fprintf(f, ",%.6g,\n", colo_study_num(json_object_get(res, "gpu"), "busy_fraction"));
+            fprintf(f, ",%.6g,", colo_study_num(json_object_get(res, "gpu"), "busy_fraction"));
+            json_t *l = json_object_get(tn, "llm"); /* LLM tenants; empty cells for others */
+            if (l)
+                fprintf(f, ",%.6g,%.6g,%.6g\n",
+                        colo_study_num(json_object_get(l, "ttft_ms"), "p99"),
+                        colo_study_num(json_object_get(l, "tpot_ms"), "p99"),
+                        colo_study_num(l, "output_tokens_per_s"));
+            else
+                fputs(",,,\n", f);
         }
     }
     if (ferror(f)) {

@@ -1,0 +1,637 @@
+/* llm.c: LLM tenants in the serving loop (docs/llm.md): requests with prompt and output tokens,
+ * iteration-level scheduling as vLLM (prefill first) and Sarathi (chunked prefill, decodes
+ * first) do it, a paged KV cache with preemption by recomputation, and each iteration run as
+ * kernels on the tenant's stream through the hardware model. */
+#include "alloc.h"
+#include "invariant.h"
+#include "llm_cfg.h"
+#include "llm_model.h"
+#include "serving.h"
+#include "serving_internal.h"
+
+#include <math.h>
+#include <string.h>
+
+struct llm_req {
+    colo_time_t arrival, first; /* first: when its first token came (-1: not yet) */
+    int32_t client;
+    long long prompt, output;
+    long long target;    /* tokens to prefill: the prompt, or prompt + generated after preemption */
+    long long cached;    /* tokens whose keys and values are in the cache */
+    long long generated; /* output tokens so far */
+    long long blocks;    /* KV blocks it holds */
+    int chunk;           /* this iteration: prompt tokens it prefills (0: none) */
+    bool decode;         /* this iteration: it decodes one token */
+    bool running;
+};
+
+/* A ring of request ids. */
+struct ring {
+    int *v;
+    size_t cap, head, len;
+};
+
+struct colo_llm_run {
+    const colo_llm_cfg_t *cfg;
+    colo_llm_model_t model;
+    struct llm_req *req;
+    size_t n_req, cap_req;
+    int *free_ids;
+    size_t n_free;
+    struct ring waiting;
+    int *running; /* ids by arrival time */
+    size_t n_running;
+    long long free_blocks, watermark_blocks;
+    /* the iteration in flight */
+    int *batch;
+    size_t n_batch;
+    colo_llm_iter_t it;
+    colo_trace_t iter;         /* its kernels (names static) */
+    colo_kernel_work_t *works; /* on the tenant's GPU */
+    size_t max_kernels;
+    /* the arrival scheduled next, and the one arriving now: a replayed record's tokens */
+    long long pending_prompt, pending_output, now_prompt, now_output;
+    /* figures (requests that arrived in the window; tokens and iterations in the window) */
+    colo_samples_t ttft, tpot;
+    uint64_t preemptions, iterations, prefill_iterations, decode_iterations;
+    uint64_t tokens_out_window, prompt_tokens_window;
+    uint64_t tokens_generated, tokens_of_completed, tokens_of_dropped; /* all run: conservation */
+    double kv_integral; /* blocks in use x ns, in the window */
+    colo_time_t kv_since;
+    long long kv_peak;
+};
+
+static bool in_window(const colo_sim_t *sim, colo_time_t t)
+{
+    return t >= sim->sc->warmup && t < sim->sc->duration;
+}
+
+/* ---- the KV cache ---- */
+
+static long long blocks_for(const struct colo_llm_run *L, long long tokens)
+{
+    return (tokens + L->cfg->block_tokens - 1) / L->cfg->block_tokens;
+}
+
+/* Blocks in use change: the utilisation integral up to now. */
+static void kv_account(colo_tenant_run_t *t)
+{
+    struct colo_llm_run *L = t->llm;
+    colo_sim_t *sim = t->sim;
+    colo_time_t now = sim->eq.now, lo = sim->sc->warmup, hi = sim->sc->duration;
+    colo_time_t a = L->kv_since > lo ? L->kv_since : lo, b = now < hi ? now : hi;
+    long long used = L->cfg->kv_blocks - L->free_blocks;
+    if (b > a) L->kv_integral += (double)used * (double)(b - a);
+    L->kv_since = now;
+}
+
+static void kv_take(colo_tenant_run_t *t, struct llm_req *r, long long n)
+{
+    struct colo_llm_run *L = t->llm;
+    kv_account(t);
+    L->free_blocks -= n;
+    r->blocks += n;
+    long long used = L->cfg->kv_blocks - L->free_blocks;
+    if (used > L->kv_peak && in_window(t->sim, t->sim->eq.now)) L->kv_peak = used;
+    COLO_CHECK(L->free_blocks >= 0, "tenant %s: KV cache over-allocated", t->cfg->name);
+}
+
+static void kv_release(colo_tenant_run_t *t, struct llm_req *r)
+{
+    kv_account(t);
+    t->llm->free_blocks += r->blocks;
+    r->blocks = 0;
+}
+
+/* ---- queues ---- */
+
+static int ring_push(struct ring *q, int id, bool front)
+{
+    if (q->len == q->cap) {
+        size_t ncap = q->cap ? 2 * q->cap : 64;
+        int *v = colo_malloc(ncap * sizeof *v);
+        if (!v) return COLO_ENOMEM;
+        for (size_t i = 0; i < q->len; i++)
+            v[i] = q->v[(q->head + i) % q->cap];
+        colo_free(q->v);
+        q->v = v, q->cap = ncap, q->head = 0;
+    }
+    if (front) {
+        q->head = (q->head + q->cap - 1) % q->cap;
+        q->v[q->head] = id;
+    } else {
+        q->v[(q->head + q->len) % q->cap] = id;
+    }
+    q->len++;
+    return 0;
+}
+
+static int ring_pop(struct ring *q)
+{
+    int id = q->v[q->head];
+    q->head = (q->head + 1) % q->cap;
+    q->len--;
+    return id;
+}
+
+static int ring_front(const struct ring *q)
+{
+    return q->v[q->head];
+}
+
+/* Into the running list, which stays in arrival order. */
+static void run_insert(struct colo_llm_run *L, int id)
+{
+    size_t k = L->n_running;
+    while (k > 0 && L->req[L->running[k - 1]].arrival > L->req[id].arrival) {
+        L->running[k] = L->running[k - 1];
+        k--;
+    }
+    L->running[k] = id;
+    L->n_running++;
+    L->req[id].running = true;
+}
+
+static void run_remove(struct colo_llm_run *L, int id)
+{
+    size_t k = 0;
+    while (k < L->n_running && L->running[k] != id)
+        k++;
+    if (k == L->n_running) return;
+    memmove(&L->running[k], &L->running[k + 1], (L->n_running - k - 1) * sizeof *L->running);
+    L->n_running--;
+    L->req[id].running = false;
+}
+
+static void free_req(struct colo_llm_run *L, int id)
+{
+    L->free_ids[L->n_free++] = id;
+}
+
+static void queue_counter(colo_tenant_run_t *t)
+{
+    if (!t->sim->tl) return;
+    char name[96];
+    snprintf(name, sizeof name, "queue %s", t->cfg->name);
+    colo_timeline_counter(t->sim->tl, COLO_TL_COUNTERS, name, t->sim->eq.now,
+                          (double)t->llm->waiting.len);
+}
+
+/* ---- requests ---- */
+
+void colo_serving_llm_pending(colo_tenant_run_t *t)
+{
+    t->llm->pending_prompt = t->arrivals.prompt_tokens;
+    t->llm->pending_output = t->arrivals.output_tokens;
+}
+
+void colo_serving_llm_arriving(colo_tenant_run_t *t)
+{
+    t->llm->now_prompt = t->llm->pending_prompt;
+    t->llm->now_output = t->llm->pending_output;
+}
+
+int colo_serving_llm_push(colo_tenant_run_t *t, int32_t client)
+{
+    struct colo_llm_run *L = t->llm;
+    const colo_llm_cfg_t *c = L->cfg;
+    long long p, o;
+    if (c->prompt.kind == COLO_TOKENS_LOG) {
+        p = L->now_prompt, o = L->now_output;
+        if (p < 1 || o < 1) /* every record was checked when the scenario was read */
+            return colo_error_set(&t->sim->err, COLO_EINVAL, t->cfg->arrival.path,
+                                  (int)t->arrivals.line, NULL,
+                                  "a record without prompt and output token counts");
+    } else {
+        p = colo_token_draw(&c->prompt, t->rng);
+        o = colo_token_draw(&c->output, t->rng);
+    }
+    int id;
+    if (L->n_free) {
+        id = L->free_ids[--L->n_free];
+    } else {
+        if (L->n_req == L->cap_req) {
+            size_t ncap = L->cap_req ? 2 * L->cap_req : 256;
+            struct llm_req *v = colo_realloc(L->req, ncap * sizeof *v);
+            if (v) L->req = v;
+            int *f = v ? colo_realloc(L->free_ids, ncap * sizeof *f) : NULL;
+            if (f) L->free_ids = f;
+            if (!v || !f) return COLO_ENOMEM;
+            L->cap_req = ncap;
+        }
+        id = (int)L->n_req++;
+    }
+    L->req[id] = (struct llm_req){.arrival = t->sim->eq.now, .first = -1, .client = client,
+                                  .prompt = p, .output = o, .target = p};
+    int rc = ring_push(&L->waiting, id, false);
+    queue_counter(t);
+    return rc;
+}
+
+size_t colo_serving_llm_waiting(const colo_tenant_run_t *t)
+{
+    return t->llm->waiting.len;
+}
+
+/* Recompute: the request gives its blocks back and waits at the head of the queue; its prompt
+ * and the tokens it generated are prefilled again (vLLM's default preemption). */
+static void preempt(colo_tenant_run_t *t, int id)
+{
+    struct colo_llm_run *L = t->llm;
+    struct llm_req *r = &L->req[id];
+    kv_release(t, r);
+    run_remove(L, id);
+    r->target = r->prompt + r->generated;
+    r->cached = 0;
+    if (in_window(t->sim, t->sim->eq.now)) L->preemptions++;
+    colo_serving_fail(t->sim, ring_push(&L->waiting, id, true));
+}
+
+/* A slot for the request's next token, preempting the latest-arrived running requests (never
+ * one already in this iteration) while none is free; false when it was itself preempted. */
+static bool decode_slot(colo_tenant_run_t *t, int id, size_t *end)
+{
+    struct colo_llm_run *L = t->llm;
+    struct llm_req *r = &L->req[id];
+    if (r->cached + 1 <= r->blocks * L->cfg->block_tokens) return true;
+    while (L->free_blocks < 1) {
+        int victim = L->running[L->n_running - 1];
+        preempt(t, victim);
+        if (victim == id) return false;
+        (*end)--;
+    }
+    kv_take(t, r, 1);
+    return true;
+}
+
+/* Admits the waiting requests at the head while they fit: sequences, the token budget, and
+ * their whole prompt's blocks above the watermark. chunk: how much of each to prefill. */
+static void admit(colo_tenant_run_t *t, int *budget, bool chunked)
+{
+    struct colo_llm_run *L = t->llm;
+    const colo_llm_cfg_t *c = L->cfg;
+    while (L->waiting.len && L->n_running < (size_t)c->max_num_seqs && *budget > 0) {
+        int id = ring_front(&L->waiting);
+        struct llm_req *r = &L->req[id];
+        long long need = blocks_for(L, r->target);
+        if (L->free_blocks - need < L->watermark_blocks) break;
+        long long q = r->target;
+        if (q > *budget) {
+            if (!chunked) break;
+            q = *budget;
+        }
+        ring_pop(&L->waiting);
+        kv_take(t, r, need);
+        run_insert(L, id);
+        r->chunk = (int)q;
+        *budget -= (int)q;
+    }
+}
+
+/* The next iteration's sequences into L->batch, and its shape into L->it. */
+static void form_iteration(colo_tenant_run_t *t)
+{
+    struct colo_llm_run *L = t->llm;
+    const colo_llm_cfg_t *c = L->cfg;
+    const colo_llm_profile_t *p = c->profile;
+    bool chunked = c->chunk_tokens > 0;
+    int budget = chunked ? c->chunk_tokens : c->max_num_batched_tokens;
+    for (size_t k = 0; k < L->n_running; k++)
+        L->req[L->running[k]].chunk = 0, L->req[L->running[k]].decode = false;
+    if (!chunked) admit(t, &budget, false); /* vLLM: new prompts first, alone */
+    bool prefilling = false;
+    for (size_t k = 0; k < L->n_running; k++)
+        prefilling |= L->req[L->running[k]].chunk > 0;
+    if (!prefilling) {
+        /* decodes, oldest first (under chunking they spend the budget too) */
+        size_t end = L->n_running;
+        for (size_t k = 0; k < end && budget > 0; k++) {
+            int id = L->running[k];
+            struct llm_req *r = &L->req[id];
+            if (r->cached < r->target) continue; /* a prefill in progress */
+            if (!decode_slot(t, id, &end)) break;
+            r->decode = true;
+            budget--;
+        }
+        if (chunked) {
+            for (size_t k = 0; k < L->n_running && budget > 0; k++) { /* prefills in progress */
+                struct llm_req *r = &L->req[L->running[k]];
+                if (r->cached >= r->target || r->decode) continue;
+                long long q = r->target - r->cached;
+                r->chunk = (int)(q < budget ? q : budget);
+                budget -= r->chunk;
+            }
+            admit(t, &budget, true);
+        }
+    }
+    memset(&L->it, 0, sizeof L->it);
+    L->n_batch = 0;
+    for (size_t k = 0; k < L->n_running; k++) {
+        int id = L->running[k];
+        struct llm_req *r = &L->req[id];
+        if (r->chunk > 0)
+            colo_llm_iter_prefill(&L->it, p, r->chunk, r->cached, r->cached + r->chunk == r->target);
+        else if (r->decode)
+            colo_llm_iter_decode(&L->it, r->cached);
+        else
+            continue;
+        L->batch[L->n_batch++] = id;
+    }
+}
+
+const colo_trace_t *colo_serving_llm_trace(const colo_tenant_run_t *t)
+{
+    return &t->llm->iter;
+}
+
+void colo_serving_llm_work(const colo_tenant_run_t *t, size_t op, colo_kernel_work_t *w)
+{
+    *w = t->llm->works[op];
+}
+
+void colo_serving_llm_start(colo_tenant_run_t *t)
+{
+    struct colo_llm_run *L = t->llm;
+    colo_sim_t *sim = t->sim;
+    colo_stream_run_t *s = &t->streams[0];
+    if (s->busy || t->down) return;
+    form_iteration(t);
+    if (!L->n_batch) return;
+    colo_error_t err;
+    colo_error_clear(&err);
+    size_t n = 0;
+    int rc = colo_llm_model_kernels(&L->model, &L->it, L->iter.ops, L->works, NULL, &n, &err);
+    if (rc) {
+        sim->err = err;
+        colo_serving_fail(sim, rc);
+        return;
+    }
+    L->iter.n_ops = L->iter.n_kernels = n;
+    s->n_batch = 0;
+    s->busy = true;
+    t->busy_streams = 1;
+    t->peak_busy = 1;
+    s->batch_start = sim->eq.now;
+    s->cur_op = 0;
+    s->host_clock = sim->eq.now;
+    s->after_sync = false;
+    queue_counter(t);
+    colo_serving_issue_op(s);
+}
+
+/* The iteration on the stream's timeline track. */
+static void timeline_iteration(colo_stream_run_t *s)
+{
+    colo_tenant_run_t *t = s->t;
+    struct colo_llm_run *L = t->llm;
+    colo_sim_t *sim = t->sim;
+    if (!colo_timeline_wants(sim->tl, s->batch_start, sim->eq.now)) return;
+    const char *kind = L->it.prefills && L->it.decodes ? "mixed"
+                       : L->it.prefills                ? "prefill"
+                                                       : "decode";
+    char args[192];
+    snprintf(args, sizeof args,
+             "{\"tokens\":%d,\"prefills\":%d,\"decodes\":%d,\"kv_blocks_used\":%lld}",
+             L->it.tokens, L->it.prefills, L->it.decodes, L->cfg->kv_blocks - L->free_blocks);
+    colo_timeline_span(sim->tl, COLO_TL_TENANTS, colo_serving_stream_tid(s), kind, "iteration",
+                       s->batch_start, sim->eq.now, args);
+}
+
+/* A request has its last token. */
+static void complete(colo_tenant_run_t *t, int id)
+{
+    struct colo_llm_run *L = t->llm;
+    const colo_llm_cfg_t *c = L->cfg;
+    colo_sim_t *sim = t->sim;
+    struct llm_req *r = &L->req[id];
+    colo_time_t now = sim->eq.now;
+    kv_release(t, r);
+    run_remove(L, id);
+    L->tokens_of_completed += (uint64_t)r->output;
+    if (in_window(sim, now)) t->finished_in_window++;
+    if (in_window(sim, r->arrival)) {
+        colo_time_t e2e = now - r->arrival, ttft = r->first - r->arrival;
+        colo_time_t tpot = r->output > 1 ? (now - r->first) / (r->output - 1) : 0;
+        t->completed++;
+        t->queue_ns += (double)ttft;
+        t->exec_ns += (double)(now - r->first);
+        bool met = (c->slo_ttft == 0 || ttft <= c->slo_ttft) &&
+                   (c->slo_tpot == 0 || r->output < 2 || tpot <= c->slo_tpot) &&
+                   (t->cfg->slo == 0 || e2e <= t->cfg->slo);
+        if (met) t->slo_met++;
+        int rc = colo_samples_push(&t->latency, e2e);
+        if (!rc) rc = colo_samples_push(&L->ttft, ttft);
+        if (!rc && r->output > 1) rc = colo_samples_push(&L->tpot, tpot);
+        colo_serving_fail(sim, rc);
+    }
+    int32_t client = r->client;
+    free_req(L, id);
+    colo_serving_client_done(t, client);
+}
+
+void colo_serving_llm_iteration_done(colo_stream_run_t *s)
+{
+    colo_tenant_run_t *t = s->t;
+    struct colo_llm_run *L = t->llm;
+    colo_sim_t *sim = t->sim;
+    colo_time_t now = sim->eq.now;
+    bool w = in_window(sim, now);
+    s->busy = false;
+    t->busy_streams = 0;
+    if (sim->tl) timeline_iteration(s);
+    if (in_window(sim, s->batch_start)) {
+        L->iterations++;
+        L->prefill_iterations += L->it.prefills > 0;
+        L->decode_iterations += L->it.decodes > 0;
+        t->batches++;
+        t->batched += L->n_batch;
+    }
+    for (size_t k = 0; k < L->n_batch; k++) {
+        int id = L->batch[k];
+        struct llm_req *r = &L->req[id];
+        bool token = false;
+        if (r->chunk > 0) {
+            r->cached += r->chunk;
+            if (w) L->prompt_tokens_window += (uint64_t)r->chunk;
+            token = r->cached == r->target; /* the prefill's last chunk samples a token */
+            r->chunk = 0;
+        } else if (r->decode) {
+            r->cached++;
+            r->decode = false;
+            token = true;
+        }
+        if (!token) continue;
+        r->generated++;
+        L->tokens_generated++;
+        if (w) L->tokens_out_window++;
+        if (r->first < 0) r->first = now;
+        if (r->generated >= r->output) complete(t, id);
+    }
+    L->n_batch = 0;
+    colo_serving_llm_start(t);
+}
+
+/* ---- faults ---- */
+
+static void drop_req(colo_tenant_run_t *t, int id, colo_drop_reason_t why)
+{
+    struct colo_llm_run *L = t->llm;
+    struct llm_req *r = &L->req[id];
+    kv_release(t, r);
+    if (r->running) run_remove(L, id);
+    colo_serving_drop(t, r->arrival, why);
+    L->tokens_of_dropped += (uint64_t)r->generated;
+    int32_t client = r->client;
+    free_req(L, id);
+    colo_serving_client_done(t, client);
+}
+
+void colo_serving_llm_crash(colo_tenant_run_t *t)
+{
+    struct colo_llm_run *L = t->llm;
+    L->n_batch = 0;
+    while (L->n_running)
+        drop_req(t, L->running[L->n_running - 1], COLO_DROP_FAULT);
+    while (L->waiting.len)
+        drop_req(t, ring_pop(&L->waiting), COLO_DROP_FAULT);
+}
+
+/* ---- set-up, figures ---- */
+
+int colo_serving_llm_new(colo_tenant_run_t *t)
+{
+    const colo_llm_cfg_t *c = t->cfg->llm;
+    struct colo_llm_run *L = colo_calloc(1, sizeof *L);
+    if (!L) return COLO_ENOMEM;
+    t->llm = L;
+    L->cfg = c;
+    colo_llm_model_init(&L->model, c->profile, c->profile_gpu, t->sim->sc->gpu, c->layer_groups);
+    L->max_kernels = colo_llm_model_max_kernels(&L->model);
+    L->iter.model = c->profile->model;
+    L->iter.batch = 1;
+    L->iter.gpu = t->sim->sc->gpu->name;
+    L->iter.ops = colo_calloc(L->max_kernels, sizeof *L->iter.ops);
+    L->works = colo_calloc(L->max_kernels, sizeof *L->works);
+    L->running = colo_calloc((size_t)c->max_num_seqs + 1, sizeof *L->running);
+    L->batch = colo_calloc((size_t)c->max_num_seqs + 1, sizeof *L->batch);
+    L->free_blocks = c->kv_blocks;
+    L->watermark_blocks = (long long)(c->watermark * (double)c->kv_blocks);
+    L->kv_since = 0;
+    L->ttft.limit = L->tpot.limit = t->sim->sc->exact_samples;
+    if (!L->iter.ops || !L->works || !L->running || !L->batch) return COLO_ENOMEM;
+    return 0;
+}
+
+void colo_serving_llm_free(colo_tenant_run_t *t)
+{
+    struct colo_llm_run *L = t->llm;
+    if (!L) return;
+    colo_free(L->req);
+    colo_free(L->free_ids);
+    colo_free(L->waiting.v);
+    colo_free(L->running);
+    colo_free(L->batch);
+    colo_free(L->iter.ops);
+    colo_free(L->works);
+    colo_samples_fini(&L->ttft);
+    colo_samples_fini(&L->tpot);
+    colo_free(L);
+    t->llm = NULL;
+}
+
+void colo_serving_llm_check(const colo_tenant_run_t *t)
+{
+    const struct colo_llm_run *L = t->llm;
+    long long held = 0;
+    for (size_t k = 0; k < L->n_running; k++)
+        held += L->req[L->running[k]].blocks;
+    COLO_CHECK(held + L->free_blocks == L->cfg->kv_blocks,
+               "tenant %s: KV blocks held %lld + free %lld != %lld", t->cfg->name, held,
+               L->free_blocks, L->cfg->kv_blocks);
+    uint64_t in_flight = 0;
+    for (size_t k = 0; k < L->n_running; k++)
+        in_flight += (uint64_t)L->req[L->running[k]].generated;
+    for (size_t k = 0; k < L->waiting.len; k++)
+        in_flight += (uint64_t)L->req[L->waiting.v[(L->waiting.head + k) % L->waiting.cap]].generated;
+    COLO_CHECK(L->tokens_generated == L->tokens_of_completed + in_flight + L->tokens_of_dropped,
+               "tenant %s: %llu tokens generated, %llu in completed requests and %llu in flight",
+               t->cfg->name, (unsigned long long)L->tokens_generated,
+               (unsigned long long)L->tokens_of_completed, (unsigned long long)in_flight);
+}
+
+uint64_t colo_serving_llm_in_flight(const colo_tenant_run_t *t)
+{
+    const struct colo_llm_run *L = t->llm;
+    uint64_t n = 0;
+    for (size_t k = 0; k < L->n_running; k++)
+        n += in_window(t->sim, L->req[L->running[k]].arrival);
+    for (size_t k = 0; k < L->waiting.len; k++)
+        n += in_window(t->sim, L->req[L->waiting.v[(L->waiting.head + k) % L->waiting.cap]].arrival);
+    return n;
+}
+
+int colo_tenant_llm_stats(const colo_sim_t *sim, size_t i, colo_llm_stats_t *out)
+{
+    memset(out, 0, sizeof *out);
+    if (i >= sim->n || !sim->t[i].llm) return COLO_EINVAL;
+    const colo_tenant_run_t *t = &sim->t[i];
+    struct colo_llm_run *L = t->llm;
+    const colo_llm_cfg_t *c = L->cfg;
+    if (colo_latency_summarise(&L->ttft, &out->ttft) || colo_latency_summarise(&L->tpot, &out->tpot))
+        return COLO_ENOMEM;
+    double window = COLO_TO_S(sim->sc->duration - sim->sc->warmup);
+    kv_account((colo_tenant_run_t *)t);
+    out->output_tokens_per_s = (double)L->tokens_out_window / window;
+    out->prompt_tokens_per_s = (double)L->prompt_tokens_window / window;
+    out->kv_utilisation_mean = L->kv_integral / ((double)c->kv_blocks *
+                                                 (double)(sim->sc->duration - sim->sc->warmup));
+    out->kv_utilisation_max = (double)L->kv_peak / (double)c->kv_blocks;
+    out->preemptions = L->preemptions;
+    out->iterations = L->iterations;
+    out->prefill_iterations = L->prefill_iterations;
+    out->decode_iterations = L->decode_iterations;
+    out->tokens_generated = L->tokens_generated;
+    out->tokens_of_completed = L->tokens_of_completed;
+    return 0;
+}
+
+/* ---- one request alone ---- */
+
+int colo_serving_llm_alone(const colo_tenant_cfg_t *tc, const colo_gpu_t *gpu,
+                           colo_place_rates_t pr, colo_time_t *out, colo_error_t *err)
+{
+    const colo_llm_cfg_t *c = tc->llm;
+    const colo_llm_profile_t *p = c->profile;
+    colo_llm_model_t m;
+    colo_llm_model_init(&m, p, c->profile_gpu, gpu, c->layer_groups);
+    size_t cap = colo_llm_model_max_kernels(&m), n;
+    colo_kernel_work_t *w = colo_malloc(cap * sizeof *w);
+    if (!w) return COLO_ENOMEM;
+    double lead = gpu->launch.start_us - gpu->launch.dispatch_us;
+    colo_time_t start = colo_time_from_ns(lead > 0 ? lead * 1e3 : 0), total = 0;
+    long long prompt = c->typical_prompt, out_tokens = c->typical_output;
+    int budget = c->chunk_tokens > 0 ? c->chunk_tokens : c->max_num_batched_tokens;
+    int rc = 0;
+    long long cached = 0, generated = 0;
+    while (!rc && generated < out_tokens) {
+        colo_llm_iter_t it;
+        memset(&it, 0, sizeof it);
+        if (cached < prompt) {
+            long long q = prompt - cached < budget ? prompt - cached : budget;
+            colo_llm_iter_prefill(&it, p, (int)q, cached, cached + q == prompt);
+            cached += q;
+            generated += cached == prompt;
+        } else {
+            colo_llm_iter_decode(&it, cached);
+            cached++;
+            generated++;
+        }
+        rc = colo_llm_model_kernels(&m, &it, NULL, w, NULL, &n, err);
+        total += start;
+        for (size_t k = 0; k < n && !rc; k++)
+            total += colo_request_alone_at(&w[k], pr);
+    }
+    colo_free(w);
+    *out = total;
+    return rc;
+}

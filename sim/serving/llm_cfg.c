@@ -1,0 +1,438 @@
+/* llm_cfg.c: reading an LLM tenant's settings (llm_cfg.h, docs/llm.md). */
+#include "llm_cfg.h"
+#include "alloc.h"
+#include "arrival.h"
+#include "gpu_catalog.h"
+#include "llm_model.h"
+
+#include <gsl/gsl_randist.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GIB (1024.0 * 1024.0 * 1024.0)
+#define MAX_TOKENS 10000000LL /* prompt or output tokens of one request: beyond any context */
+
+long long colo_token_draw(const colo_token_dist_t *d, gsl_rng *rng)
+{
+    switch (d->kind) {
+    case COLO_TOKENS_FIXED:
+    case COLO_TOKENS_LOG: return d->value;
+    case COLO_TOKENS_UNIFORM:
+        return d->min + (long long)gsl_rng_uniform_int(rng, (unsigned long)(d->max - d->min + 1));
+    case COLO_TOKENS_LOGNORMAL: {
+        double x = round(d->median * exp(d->sigma * gsl_ran_gaussian_ziggurat(rng, 1.0)));
+        return x < 1 ? 1 : x > (double)d->max ? d->max : (long long)x;
+    }
+    case COLO_TOKENS_ZIPF: {
+        double u = gsl_rng_uniform(rng);
+        long long lo = 0, hi = d->max - 1; /* the first k with cdf[k] > u */
+        while (lo < hi) {
+            long long mid = (lo + hi) / 2;
+            if (d->cdf[mid] > u)
+                hi = mid;
+            else
+                lo = mid + 1;
+        }
+        return lo + 1;
+    }
+    }
+    return 1;
+}
+
+static int tokens_key(const colo_cfg_reader_t *r, const config_setting_t *g, const char *key,
+                      long long lo, long long *out)
+{
+    int rc = colo_cfg_int(r, g, key, COLO_CFG_REQUIRED, out);
+    if (rc) return rc;
+    if (*out < lo || *out > MAX_TOKENS)
+        return colo_cfg_error(r, config_setting_get_member(g, key), COLO_ERANGE,
+                              "%lld tokens: from %lld to %lld", *out, lo, MAX_TOKENS);
+    return 0;
+}
+
+/* prompt = { dist = "fixed"; value = N; } and the other distributions. min_tokens: 1 */
+static int read_dist(const colo_cfg_reader_t *r, const config_setting_t *tok, const char *which,
+                     colo_token_dist_t *d)
+{
+    const config_setting_t *g;
+    int rc = colo_cfg_aggregate(r, tok, which, COLO_CFG_REQUIRED, CONFIG_TYPE_GROUP, &g);
+    if (rc) return rc;
+    const char *dist;
+    if ((rc = colo_cfg_string(r, g, "dist", COLO_CFG_REQUIRED, &dist))) return rc;
+    static const char *const fixed[] = {"dist", "value", NULL};
+    static const char *const uniform[] = {"dist", "min", "max", NULL};
+    static const char *const lognormal[] = {"dist", "median", "sigma", "max", NULL};
+    static const char *const zipf[] = {"dist", "s", "max", NULL};
+    if (strcmp(dist, "fixed") == 0) {
+        d->kind = COLO_TOKENS_FIXED;
+        if ((rc = colo_cfg_check_keys(r, g, fixed)) || (rc = tokens_key(r, g, "value", 1, &d->value)))
+            return rc;
+        d->max = d->min = d->value;
+        return 0;
+    }
+    if (strcmp(dist, "uniform") == 0) {
+        d->kind = COLO_TOKENS_UNIFORM;
+        if ((rc = colo_cfg_check_keys(r, g, uniform)) || (rc = tokens_key(r, g, "min", 1, &d->min)) ||
+            (rc = tokens_key(r, g, "max", d->min, &d->max)))
+            return rc;
+        return 0;
+    }
+    if (strcmp(dist, "lognormal") == 0) {
+        d->kind = COLO_TOKENS_LOGNORMAL;
+        d->min = 1;
+        if ((rc = colo_cfg_check_keys(r, g, lognormal)) ||
+            (rc = colo_cfg_double(r, g, "median", COLO_CFG_REQUIRED | COLO_CFG_POSITIVE,
+                                  &d->median)) ||
+            (rc = colo_cfg_double(r, g, "sigma", COLO_CFG_REQUIRED | COLO_CFG_NONNEG, &d->sigma)) ||
+            (rc = tokens_key(r, g, "max", 1, &d->max)))
+            return rc;
+        if (d->median > d->max || d->sigma > 10)
+            return colo_cfg_error(r, config_setting_get_member(g, d->sigma > 10 ? "sigma" : "median"),
+                                  COLO_ERANGE, "%s", d->sigma > 10 ? "at most 10"
+                                                                   : "more than max");
+        return 0;
+    }
+    if (strcmp(dist, "zipf") == 0) {
+        d->kind = COLO_TOKENS_ZIPF;
+        d->min = 1;
+        if ((rc = colo_cfg_check_keys(r, g, zipf)) ||
+            (rc = colo_cfg_double(r, g, "s", COLO_CFG_REQUIRED | COLO_CFG_POSITIVE, &d->s)) ||
+            (rc = tokens_key(r, g, "max", 1, &d->max)))
+            return rc;
+        if (d->max > 1000000)
+            return colo_cfg_error(r, config_setting_get_member(g, "max"), COLO_ERANGE,
+                                  "a Zipf law over at most 1,000,000 counts");
+        if (!(d->cdf = colo_malloc((size_t)d->max * sizeof *d->cdf))) return COLO_ENOMEM;
+        double sum = 0;
+        for (long long k = 0; k < d->max; k++)
+            d->cdf[k] = sum += pow((double)(k + 1), -d->s);
+        for (long long k = 0; k < d->max; k++)
+            d->cdf[k] /= sum;
+        d->cdf[d->max - 1] = 1.0;
+        return 0;
+    }
+    return colo_cfg_error(r, config_setting_get_member(g, "dist"), COLO_EINVAL,
+                          "'%s': use \"fixed\", \"uniform\", \"lognormal\" or \"zipf\"", dist);
+}
+
+/* A typical draw: the distribution's median. */
+static long long typical(const colo_token_dist_t *d)
+{
+    switch (d->kind) {
+    case COLO_TOKENS_UNIFORM: return (d->min + d->max) / 2;
+    case COLO_TOKENS_LOGNORMAL: return llround(d->median);
+    case COLO_TOKENS_ZIPF: {
+        long long k = 0;
+        while (k < d->max - 1 && d->cdf[k] < 0.5)
+            k++;
+        return k + 1;
+    }
+    default: return d->value;
+    }
+}
+
+static int int_key(const colo_cfg_reader_t *r, const config_setting_t *g, const char *key,
+                   long long lo, long long hi, int *out)
+{
+    long long v = *out;
+    int rc = colo_cfg_int(r, g, key, 0, &v);
+    if (rc < 0) return rc;
+    if (v < lo || v > hi)
+        return colo_cfg_error(r, config_setting_get_member(g, key), COLO_ERANGE,
+                              "%lld: from %lld to %lld", v, lo, hi);
+    *out = (int)v;
+    return 0;
+}
+
+static int read_llm(const colo_cfg_reader_t *r, const config_setting_t *g, const char *dir,
+                    colo_llm_cfg_t *c, colo_error_t *err)
+{
+    static const char *const keys[] = {"profile",      "max_num_seqs",
+                                       "max_num_batched_tokens", "chunk_tokens",
+                                       "block_tokens", "layer_groups",
+                                       "gpu_memory_utilization", "watermark",
+                                       "kv_cache_gib", NULL};
+    int rc = colo_cfg_check_keys(r, g, keys);
+    if (rc) return rc;
+    const char *file;
+    if ((rc = colo_cfg_string(r, g, "profile", COLO_CFG_REQUIRED, &file))) return rc;
+    if ((rc = colo_path_join(dir, file, &c->profile_path))) return rc;
+    const config_setting_t *ps = config_setting_get_member(g, "profile");
+    colo_error_t perr;
+    colo_error_clear(&perr);
+    if ((rc = colo_llm_profile_load(c->profile_path, &c->profile, &perr))) {
+        if (rc == COLO_ENOMEM) return rc;
+        if (perr.line > 0 || perr.key[0]) { /* the profile's own fault: its file and line */
+            *err = perr;
+            return rc;
+        }
+        return colo_cfg_error(r, ps, rc, "%s", perr.text);
+    }
+    const char *pdir_end = strrchr(c->profile_path, '/');
+    char pdir[4096] = "";
+    if (pdir_end) snprintf(pdir, sizeof pdir, "%.*s", (int)(pdir_end - c->profile_path),
+                           c->profile_path);
+    if ((rc = colo_gpu_open(c->profile->gpu, pdir, NULL, &c->profile_gpu, c->profile_path,
+                            c->profile->gpu_line, "gpu", err)))
+        return rc;
+    /* vLLM's defaults (research notes: vllm/config.py): 256 sequences, 2048 tokens, 16-token
+     * blocks, 90 % of the memory, 1 % of the blocks as watermark */
+    c->max_num_seqs = 256;
+    c->max_num_batched_tokens = 2048;
+    c->block_tokens = 16;
+    c->layer_groups = 1;
+    c->gpu_memory_utilization = 0.9;
+    c->watermark = 0.01;
+    if ((rc = int_key(r, g, "max_num_seqs", 1, 100000, &c->max_num_seqs)) ||
+        (rc = int_key(r, g, "max_num_batched_tokens", 1, 10000000, &c->max_num_batched_tokens)) ||
+        (rc = int_key(r, g, "chunk_tokens", 0, 10000000, &c->chunk_tokens)) ||
+        (rc = int_key(r, g, "block_tokens", 1, 65536, &c->block_tokens)) ||
+        (rc = int_key(r, g, "layer_groups", 1, c->profile->layers, &c->layer_groups)))
+        return rc;
+    if ((rc = colo_cfg_double(r, g, "gpu_memory_utilization", COLO_CFG_POSITIVE,
+                              &c->gpu_memory_utilization)) < 0 ||
+        (rc = colo_cfg_double(r, g, "watermark", COLO_CFG_NONNEG, &c->watermark)) < 0 ||
+        (rc = colo_cfg_double(r, g, "kv_cache_gib", COLO_CFG_POSITIVE, &c->kv_cache_gib_given)) <
+            0)
+        return rc;
+    if (c->gpu_memory_utilization > 1)
+        return colo_cfg_error(r, config_setting_get_member(g, "gpu_memory_utilization"),
+                              COLO_ERANGE, "a share of memory: at most 1");
+    if (c->watermark >= 1)
+        return colo_cfg_error(r, config_setting_get_member(g, "watermark"), COLO_ERANGE,
+                              "a share of the blocks: below 1");
+    if (c->kv_cache_gib_given > 1e6)
+        return colo_cfg_error(r, config_setting_get_member(g, "kv_cache_gib"), COLO_ERANGE,
+                              "at most 1,000,000 GiB");
+    return 0;
+}
+
+int colo_llm_cfg_read(const colo_cfg_reader_t *r, const config_setting_t *t, const char *dir,
+                      bool replay, colo_llm_cfg_t **out)
+{
+    colo_llm_cfg_t *c = colo_calloc(1, sizeof *c);
+    if (!c) return COLO_ENOMEM;
+    *out = c;
+    const config_setting_t *g, *tok;
+    int rc = colo_cfg_aggregate(r, t, "llm", COLO_CFG_REQUIRED, CONFIG_TYPE_GROUP, &g);
+    if (!rc) rc = read_llm(r, g, dir, c, r->err);
+    if (rc) return rc;
+    if ((rc = colo_cfg_aggregate(r, t, "tokens", 0, CONFIG_TYPE_GROUP, &tok)) < 0) return rc;
+    if (tok) {
+        static const char *const keys[] = {"prompt", "output", NULL};
+        if ((rc = colo_cfg_check_keys(r, tok, keys)) ||
+            (rc = read_dist(r, tok, "prompt", &c->prompt)) ||
+            (rc = read_dist(r, tok, "output", &c->output)))
+            return rc;
+        c->typical_prompt = typical(&c->prompt);
+        c->typical_output = typical(&c->output);
+    } else if (replay) {
+        c->prompt.kind = c->output.kind = COLO_TOKENS_LOG;
+    } else {
+        return colo_cfg_error(r, t, COLO_EINVAL,
+                              "an LLM tenant needs tokens = { prompt = {...}; output = {...}; }, "
+                              "or arrivals that replay a log with token counts");
+    }
+    static const char *const slos[] = {"slo_ttft_ms", "slo_tpot_ms"};
+    double *ms[] = {&c->slo_ttft_ms, &c->slo_tpot_ms};
+    colo_time_t *ns[] = {&c->slo_ttft, &c->slo_tpot};
+    for (int k = 0; k < 2; k++) {
+        if ((rc = colo_cfg_double(r, t, slos[k], COLO_CFG_POSITIVE, ms[k])) < 0) return rc;
+        if (*ms[k] > 1e9)
+            return colo_cfg_error(r, config_setting_get_member(t, slos[k]), COLO_ERANGE,
+                                  "too large");
+        *ns[k] = colo_time_from_ns(*ms[k] * 1e6);
+    }
+    return 0;
+}
+
+static int cmp_ll(const void *a, const void *b)
+{
+    long long x = *(const long long *)a, y = *(const long long *)b;
+    return (x > y) - (x < y);
+}
+
+/* Reads every record of the replayed log: each must give both counts and fit the cache. */
+static int scan_log(colo_llm_cfg_t *c, const colo_arrival_cfg_t *arr, long long cap,
+                    colo_error_t *err)
+{
+    const char *pk = arr->format == COLO_LOG_AZURE ? "ContextTokens" : "input_length";
+    const char *ok = arr->format == COLO_LOG_AZURE ? "GeneratedTokens" : "output_length";
+    colo_arrival_state_t st;
+    memset(&st, 0, sizeof st);
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    long long *pr = NULL, *ou = NULL;
+    size_t n = 0, ncap = 0;
+    int rc = rng ? colo_arrival_start(arr, &st, err) : COLO_ENOMEM;
+    colo_time_t now = 0, at;
+    int count;
+    while (!rc && (rc = colo_arrival_next(arr, &st, rng, now, &at, &count, err)) == 0) {
+        now = at;
+        long long p = st.prompt_tokens, o = st.output_tokens;
+        if (p < 1 || o < 1) {
+            rc = colo_error_set(err, COLO_EINVAL, arr->path, (int)st.line, p < 1 ? pk : ok,
+                                "an LLM tenant needs a count of at least 1 token (%s)",
+                                (p < 0 || o < 0) ? "missing or not a count" : "got 0");
+            break;
+        }
+        if (c->chunk_tokens == 0 && p > c->max_num_batched_tokens) {
+            rc = colo_error_set(err, COLO_ERANGE, arr->path, (int)st.line, pk,
+                                "a prompt of %lld tokens never fits one iteration of "
+                                "llm.max_num_batched_tokens = %d: raise it, or chunk prefills "
+                                "(llm.chunk_tokens)",
+                                p, c->max_num_batched_tokens);
+            break;
+        }
+        if (p + o > cap) {
+            rc = colo_error_set(err, COLO_ERANGE, arr->path, (int)st.line, pk,
+                                "%lld prompt and %lld output tokens need a KV cache of %lld "
+                                "tokens; the tenant's holds %lld",
+                                p, o, p + o, cap);
+            break;
+        }
+        if (n == ncap) {
+            ncap = ncap ? 2 * ncap : 1024;
+            long long *a = colo_realloc(pr, ncap * sizeof *a);
+            if (a) pr = a;
+            long long *b = a ? colo_realloc(ou, ncap * sizeof *b) : NULL;
+            if (b) ou = b;
+            if (!a || !b) {
+                rc = COLO_ENOMEM;
+                break;
+            }
+        }
+        pr[n] = p, ou[n] = o, n++;
+    }
+    if (rc == 1) rc = 0;
+    colo_arrival_stop(&st);
+    if (rng) gsl_rng_free(rng);
+    if (!rc && n) {
+        qsort(pr, n, sizeof *pr, cmp_ll);
+        qsort(ou, n, sizeof *ou, cmp_ll);
+        c->typical_prompt = pr[n / 2];
+        c->typical_output = ou[n / 2];
+    } else if (!rc) {
+        c->typical_prompt = c->typical_output = 1;
+    }
+    c->log_records = (long long)n;
+    colo_free(pr);
+    colo_free(ou);
+    return rc;
+}
+
+int colo_llm_cfg_resolve(const colo_cfg_reader_t *r, const config_setting_t *t, colo_llm_cfg_t *c,
+                         const struct colo_arrival_cfg *arrival, double memory_gib,
+                         const char *from)
+{
+    const colo_llm_profile_t *p = c->profile;
+    const config_setting_t *g = config_setting_get_member(t, "llm");
+    c->weights_gib = colo_llm_weight_bytes(p) / GIB;
+    /* activations of the largest iteration: its tokens through the widest layers (QKV and the
+     * gated MLP), and FP32 logits of every sequence */
+    int iter = c->chunk_tokens > 0 ? c->chunk_tokens : c->max_num_batched_tokens;
+    double width = (double)(p->q_heads + 2 * p->kv_heads) * p->head_dim +
+                   (double)p->mlp_hidden * (p->gated_mlp ? 3 : 2);
+    c->activations_gib = ((double)iter * width * p->dtype_bytes +
+                          (double)c->max_num_seqs * p->vocab * 4.0) / GIB;
+    if (c->kv_cache_gib_given > 0) {
+        c->memory_gib = c->kv_cache_gib = c->kv_cache_gib_given;
+        c->memory_from = "kv_cache_gib";
+    } else {
+        c->memory_gib = memory_gib;
+        c->memory_from = from;
+        c->kv_cache_gib = memory_gib * c->gpu_memory_utilization - c->weights_gib -
+                          c->activations_gib;
+        if (c->kv_cache_gib <= 0)
+            return colo_cfg_error(r, config_setting_get_member(g, "profile"), COLO_ERANGE,
+                                  "%s's weights (%.1f GiB) and activations (%.1f GiB) leave no "
+                                  "room for a KV cache in %.0f %% of %.1f GiB (%s); give the "
+                                  "tenant more memory, or llm.kv_cache_gib",
+                                  p->model, c->weights_gib, c->activations_gib,
+                                  c->gpu_memory_utilization * 100, memory_gib, from);
+    }
+    double block_bytes = colo_llm_kv_bytes_per_token(p) * c->block_tokens;
+    c->kv_blocks = (long long)floor(c->kv_cache_gib * GIB / block_bytes);
+    /* what one request may hold: every block but the watermark kept free on admission */
+    long long cap = (c->kv_blocks - (long long)(c->watermark * (double)c->kv_blocks)) *
+                    c->block_tokens;
+    if (cap < 1)
+        return colo_cfg_error(r, g, COLO_ERANGE, "a KV cache of %.3g GiB holds no block of %d "
+                              "tokens", c->kv_cache_gib, c->block_tokens);
+    /* an iteration within the profile's token counts */
+    int most = iter > c->max_num_seqs ? iter : c->max_num_seqs;
+    if (most > colo_llm_profile_max_tokens(p)) {
+        const char *key = c->chunk_tokens > 0 ? "chunk_tokens"
+                          : iter >= c->max_num_seqs ? "max_num_batched_tokens"
+                                                    : "max_num_seqs";
+        return colo_cfg_error(r, config_setting_get_member(g, key), COLO_ERANGE,
+                              "iterations of up to %d tokens: the profile %s goes to %d tokens",
+                              most, c->profile_path, colo_llm_profile_max_tokens(p));
+    }
+    if (c->prompt.kind == COLO_TOKENS_LOG) {
+        int rc = scan_log(c, arrival, cap, r->err);
+        if (rc) return rc;
+    } else {
+        const config_setting_t *tok = config_setting_get_member(t, "tokens");
+        const config_setting_t *pm = config_setting_get_member(tok, "prompt");
+        const config_setting_t *pmax = config_setting_get_member(
+            pm, c->prompt.kind == COLO_TOKENS_FIXED ? "value" : "max");
+        if (c->chunk_tokens == 0 && c->prompt.max > c->max_num_batched_tokens)
+            return colo_cfg_error(r, pmax, COLO_ERANGE,
+                                  "prompts of up to %lld tokens never fit one iteration of "
+                                  "llm.max_num_batched_tokens = %d: raise it, or chunk prefills "
+                                  "(llm.chunk_tokens)",
+                                  c->prompt.max, c->max_num_batched_tokens);
+        if (c->prompt.max + c->output.max > cap)
+            return colo_cfg_error(r, pmax, COLO_ERANGE,
+                                  "a request of %lld prompt and %lld output tokens needs a KV "
+                                  "cache of %lld tokens; the tenant's holds %lld (%.2f GiB)",
+                                  c->prompt.max, c->output.max, c->prompt.max + c->output.max,
+                                  cap, c->kv_cache_gib);
+    }
+    return 0;
+}
+
+int colo_llm_cfg_trace(const colo_llm_cfg_t *c, colo_trace_t **out, colo_error_t *err)
+{
+    const colo_llm_profile_t *p = c->profile;
+    colo_llm_model_t m;
+    colo_llm_model_init(&m, p, c->profile_gpu, c->profile_gpu, p->layers);
+    long long q = c->typical_prompt;
+    int most = colo_llm_profile_max_tokens(p);
+    if (q > most) q = most;
+    colo_llm_iter_t it;
+    memset(&it, 0, sizeof it);
+    colo_llm_iter_prefill(&it, p, (int)q, 0, true);
+    size_t cap = colo_llm_model_max_kernels(&m), n = 0;
+    colo_op_t *ops = colo_malloc(cap * sizeof *ops);
+    colo_trace_t *t = colo_trace_new(p->model, 1, p->gpu);
+    int rc = ops && t ? colo_llm_model_kernels(&m, &it, ops, NULL, NULL, &n, err) : COLO_ENOMEM;
+    char path[4200];
+    snprintf(path, sizeof path, "%s (prefill of %lld tokens)", c->profile_path, q);
+    for (size_t i = 0; i < n && !rc; i++)
+        rc = colo_trace_append(t, &ops[i]);
+    json_t *prov = rc ? NULL : json_pack("{s:s,s:s}", "source", "colosim llm", "profile",
+                                         c->profile_path);
+    if (!rc && (!(t->path = colo_strdup(path)) || !prov))
+        rc = COLO_ENOMEM;
+    if (!rc) {
+        json_decref(t->provenance);
+        t->provenance = prov;
+    } else {
+        json_decref(prov);
+    }
+    colo_free(ops);
+    return colo_trace_finish(t, rc, out);
+}
+
+void colo_llm_cfg_free(colo_llm_cfg_t *c)
+{
+    if (!c) return;
+    colo_free(c->profile_path);
+    colo_llm_profile_free(c->profile);
+    colo_gpu_free(c->profile_gpu);
+    colo_free(c->prompt.cdf);
+    colo_free(c->output.cdf);
+    colo_free(c);
+}
