@@ -25,7 +25,7 @@ typedef struct colo_cli_command {
 
 extern const colo_cli_command_t colo_cli_run, colo_cli_check, colo_cli_plan, colo_cli_live,
     colo_cli_compare, colo_cli_sweep, colo_cli_search, colo_cli_plot, colo_cli_gpus,
-    colo_cli_import, colo_cli_calibrate, colo_cli_validate, colo_cli_trace;
+    colo_cli_import, colo_cli_calibrate, colo_cli_validate, colo_cli_trace, colo_cli_llm;
 
 /* Prints FILE:LINE: KEY: MESSAGE on standard error. */
 void colo_cli_print_error(const colo_error_t *e);

@@ -1,5 +1,6 @@
 /* cmd_check.c: colosim check: validate a scenario and print the set-up it resolves to. */
 #include "cli.h"
+#include "llm_cfg.h"
 #include "alloc.h"
 #include "cluster.h"
 #include "errors.h"
@@ -61,6 +62,49 @@ static void print_sharing(const colo_scenario_t *sc)
     if (sc->n_faults)
         printf("faults    %zu; a crashed process or MPS server is back after %.3g s\n",
                sc->n_faults, COLO_TO_S(sc->sharing.recovery));
+}
+
+static void tokens_text(const colo_token_dist_t *d, char *buf, size_t n)
+{
+    switch (d->kind) {
+    case COLO_TOKENS_LOG: snprintf(buf, n, "from the log"); break;
+    case COLO_TOKENS_FIXED: snprintf(buf, n, "%lld", d->value); break;
+    case COLO_TOKENS_UNIFORM: snprintf(buf, n, "uniform %lld-%lld", d->min, d->max); break;
+    case COLO_TOKENS_LOGNORMAL:
+        snprintf(buf, n, "lognormal median %g sigma %g, at most %lld", d->median, d->sigma, d->max);
+        break;
+    case COLO_TOKENS_ZIPF: snprintf(buf, n, "Zipf s %g over 1-%lld", d->s, d->max); break;
+    }
+}
+
+/* An LLM tenant's profile, engine, KV cache and tokens. */
+static void print_llm(const colo_tenant_cfg_t *t)
+{
+    const colo_llm_cfg_t *c = t->llm;
+    const colo_llm_profile_t *p = c->profile;
+    printf("  %-14s llm   %s\n", t->name, c->profile_path);
+    printf("  %-14s   %s, %d layers, measured on %s\n", "", p->model, p->layers, p->gpu);
+    char how[64];
+    if (c->chunk_tokens > 0)
+        snprintf(how, sizeof how, "chunked prefill, %d tokens an iteration", c->chunk_tokens);
+    else
+        snprintf(how, sizeof how, "prefill first, %d tokens an iteration",
+                 c->max_num_batched_tokens);
+    printf("  %-14s   engine: up to %d sequences, %s, %d kernel%s per operator\n", "",
+           c->max_num_seqs, how, c->layer_groups, c->layer_groups == 1 ? "" : "s");
+    if (strcmp(c->memory_from, "kv_cache_gib") == 0)
+        printf("  %-14s   KV cache %.2f GiB (kv_cache_gib)", "", c->kv_cache_gib);
+    else
+        printf("  %-14s   KV cache %.2f GiB = %.1f GiB (%s) x %.2f - weights %.2f - "
+               "activations %.2f",
+               "", c->kv_cache_gib, c->memory_gib, c->memory_from, c->gpu_memory_utilization,
+               c->weights_gib, c->activations_gib);
+    printf(": %lld blocks of %d tokens\n", c->kv_blocks, c->block_tokens);
+    char pr[96], ou[96];
+    tokens_text(&c->prompt, pr, sizeof pr);
+    tokens_text(&c->output, ou, sizeof ou);
+    printf("  %-14s   tokens: prompt %s; output %s; typical %lld and %lld\n", "", pr, ou,
+           c->typical_prompt, c->typical_output);
 }
 
 static int cmd_check(int argc, char **argv)
@@ -129,7 +173,8 @@ static int cmd_check(int argc, char **argv)
         double load = colo_arrival_rate(&t->arrival) * COLO_TO_S(per_request);
         char arr[600];
         colo_arrival_describe(&t->arrival, arr, sizeof arr);
-        for (size_t v = 0; v < t->n_variants; v++) {
+        if (t->llm) print_llm(t);
+        for (size_t v = 0; v < t->n_variants && !t->llm; v++) {
             tr = t->variants[v].trace;
             printf("  %-14s %s %s\n", v ? "" : t->name, v ? "      " : "trace",
                    t->variants[v].path);
@@ -154,11 +199,15 @@ static int cmd_check(int argc, char **argv)
                      t->active_thread_percentage);
         printf("  %-14s   runs on %s%d SMs, %.0f GB/s DRAM, %.0f GB/s L2%s\n", "", where, pr.sms,
                pr.dram_rate, pr.l2_rate, t->priority ? ", below-normal priority" : "");
+        if (!t->llm)
         printf("  %-14s   %d instance%s (requests in flight at once), %s, fp32_math %s\n", "",
                t->instances, t->instances == 1 ? "" : "s",
                t->cuda_graphs ? "each request one CUDA graph" : "kernels launched one by one",
                colo_fp32_math_name(t->fp32_math));
-        if (t->max_batch > 1)
+        if (t->llm)
+            printf("  %-14s   alone there: %.3f ms for a typical request, arrival to last token\n",
+                   "", COLO_TO_MS(alone));
+        else if (t->max_batch > 1)
             printf("  %-14s   alone there: %.3f ms per full batch of %d (kernels on %s: %.3f ms at "
                    "batch %d)\n",
                    "", COLO_TO_MS(alone), t->max_batch, tr->gpu, COLO_TO_MS(tr->kernel_time),
@@ -166,10 +215,13 @@ static int cmd_check(int argc, char **argv)
         else
             printf("  %-14s   alone there: %.3f ms per request (kernels on %s: %.3f ms)\n", "",
                    COLO_TO_MS(alone), tr->gpu, COLO_TO_MS(tr->kernel_time));
-        char slo[32] = "none";
+        char slo[80] = "none";
         if (t->slo > 0) snprintf(slo, sizeof slo, "%.6g ms", t->slo_ms);
+        if (t->llm && (t->llm->slo_ttft_ms > 0 || t->llm->slo_tpot_ms > 0))
+            snprintf(slo, sizeof slo, "TTFT %.6g ms, TPOT %.6g ms%s", t->llm->slo_ttft_ms,
+                     t->llm->slo_tpot_ms, t->slo > 0 ? " and end to end" : "");
         printf("  %-14s   arrivals: %s; SLO %s\n", "", arr, slo);
-        if (load > 0)
+        if (load > 0 && !t->llm)
             printf("  %-14s   busy %.1f %% of the time alone%s%s\n", "", 100 * load,
                    t->max_batch > 1 ? " in full batches" : "",
                    load >= t->instances ? " (its queue grows without bound)"

@@ -31,6 +31,8 @@ static const char usage_main[] =
     "  gpus [NAME]   list the GPU descriptions, or print one with its MIG profiles\n"
     "  trace FILE    validate a kernel trace and summarise it; its time on other GPUs, MIG\n"
     "                profiles and MPS percentages (--on), or against a real trace (--against)\n"
+    "  llm PROFILE   an LLM profile's iterations on a GPU through the hardware model, against\n"
+    "                another GPU's profile (--against) and its attention rows\n"
     "  import KIND FILE -o TRACE.json\n"
     "                convert a profile (orion CSV, kineto PyTorch trace, nsys SQLite, capture\n"
     "                records) to a trace, or Vidur's LLM operator profile (vidur) to an LLM\n"
@@ -53,7 +55,7 @@ static const char usage_main[] =
 static const colo_cli_command_t *const commands[] = {
     &colo_cli_run,       &colo_cli_check,    &colo_cli_plan,  &colo_cli_live, &colo_cli_compare,
     &colo_cli_sweep,     &colo_cli_search,   &colo_cli_plot,  &colo_cli_gpus, &colo_cli_import,
-    &colo_cli_calibrate, &colo_cli_validate, &colo_cli_trace,
+    &colo_cli_calibrate, &colo_cli_validate, &colo_cli_trace, &colo_cli_llm,
 };
 
 static const colo_cli_command_t *find(const char *name)

@@ -87,7 +87,7 @@ static int read_dist(const colo_cfg_reader_t *r, const config_setting_t *tok, co
             (rc = colo_cfg_double(r, g, "sigma", COLO_CFG_REQUIRED | COLO_CFG_NONNEG, &d->sigma)) ||
             (rc = tokens_key(r, g, "max", 1, &d->max)))
             return rc;
-        if (d->median > d->max || d->sigma > 10)
+        if (d->median > (double)d->max || d->sigma > 10)
             return colo_cfg_error(r, config_setting_get_member(g, d->sigma > 10 ? "sigma" : "median"),
                                   COLO_ERANGE, "%s", d->sigma > 10 ? "at most 10"
                                                                    : "more than max");
@@ -167,7 +167,8 @@ static int read_llm(const colo_cfg_reader_t *r, const config_setting_t *g, const
             *err = perr;
             return rc;
         }
-        return colo_cfg_error(r, ps, rc, "%s", perr.text);
+        return colo_cfg_error(r, ps, rc, "cannot read the profile '%s': %s", c->profile_path,
+                              perr.text);
     }
     const char *pdir_end = strrchr(c->profile_path, '/');
     char pdir[4096] = "";

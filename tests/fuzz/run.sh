@@ -57,6 +57,9 @@ orion)
     add "$data"/orion_kernel_profiles_v100/*.csv "$data"/orion_kernel_profiles_h100/*.csv ;;
 vidur)
     add "$src"/tests/fixtures/vidur/*.csv ;;
+llm)
+    add "$src"/traces/llm/*.json
+    max_len=200000 ;;
 nsys)
     add "$here"/seeds/nsys/*
     max_len=32768 ;;

@@ -76,7 +76,7 @@ rm -rf out/sweep/points out/search/search out/cluster_sweep/points
 
 c validate validate src/validation -o out/validate.json
 for t in run check plan live compare sweep search plot gpus import calibrate validate trace \
-         nosuch; do
+         llm nosuch; do
     c "help_$t" help "$t"
 done
 c help help
@@ -91,6 +91,8 @@ c trace_resnet50 trace src/traces/resnet50_b4_v100.json --on h100-sxm,a100-80gb 
 c trace_classes trace src/traces/bert_b2_v100.json --classes
 c trace_against trace src/traces/resnet101_b4_v100.json --against src/traces/resnet101_b4_h100.json
 c trace_batch trace src/traces/mobilenetv2_b4_h100.json --on h100-sxm --batch 16 --cuda-graphs
+c llm_transfer llm src/traces/llm/codellama-34b_a100.json --against src/traces/llm/codellama-34b_h100.json
+c llm_attention llm src/traces/llm/validation/llama-3-8b_a100_attention.json
 c import_capture import capture src/tests/fixtures/capture/two_inferences.txt \
     -o out/import_capture.json --model m
 c import_vidur import vidur src/tests/fixtures/vidur/llama3_8b_a100_mlp.csv --gpu a100-80gb \

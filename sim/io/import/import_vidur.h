@@ -6,11 +6,11 @@
 #define COLO_IMPORT_VIDUR_H
 
 #include "errors.h"
+#include "llm_profile.h" /* COLO_LLM_PROFILE_VERSION */
 
 #include <jansson.h>
 
 #define COLO_LLM_PROFILE_FORMAT "colosim-llm-profile"
-#define COLO_LLM_PROFILE_VERSION 1
 
 typedef struct colo_vidur_opts {
     const char *gpu;     /* colosim name of the GPU it was measured on (required) */
