@@ -92,8 +92,11 @@ static void print_llm(const colo_tenant_cfg_t *t)
                  c->max_num_batched_tokens);
     printf("  %-14s   engine: up to %d sequences, %s, %d kernel%s per operator\n", "",
            c->max_num_seqs, how, c->layer_groups, c->layer_groups == 1 ? "" : "s");
-    if (strcmp(c->memory_from, "kv_cache_gib") == 0)
-        printf("  %-14s   KV cache %.2f GiB (kv_cache_gib)", "", c->kv_cache_gib);
+    if (c->kv_cache_gib_given > 0)
+        printf("  %-14s   KV cache %.2f GiB (kv_cache_gib; weights %.2f, activations %.2f, of "
+               "%.1f GiB: %s)",
+               "", c->kv_cache_gib, c->weights_gib, c->activations_gib, c->memory_gib,
+               c->memory_from);
     else
         printf("  %-14s   KV cache %.2f GiB = %.1f GiB (%s) x %.2f - weights %.2f - "
                "activations %.2f",

@@ -149,6 +149,8 @@ static int cmd_llm(int argc, char **argv)
             against = argv[++i];
         } else if (strcmp(argv[i], "--all") == 0) {
             all = true;
+        } else if (strcmp(argv[i], "--on") == 0 || strcmp(argv[i], "--against") == 0) {
+            return colo_cli_usage_error(usage_llm, "option %s needs a value", argv[i]);
         } else if (argv[i][0] == '-' || file) {
             return colo_cli_usage_error(usage_llm, "unexpected argument '%s'", argv[i]);
         } else {

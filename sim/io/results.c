@@ -79,19 +79,23 @@ static json_t *llm_json(const colo_sim_t *sim, const colo_tenant_run_t *t)
     const colo_llm_cfg_t *c = t->cfg->llm;
     colo_llm_stats_t st;
     if (colo_tenant_llm_stats(sim, t->idx, &st)) return NULL;
+    /* no completed request (or none of more than one token): no figure, not 0 */
+    json_t *ttft = st.ttft.n ? colo_latency_json(&st.ttft) : json_null();
+    json_t *tpot = st.tpot.n ? colo_latency_json(&st.tpot) : json_null();
     return json_pack(
-        "{s:s,s:s,s:s,s:{s:i,s:i,s:i,s:i,s:i,s:f},s:{s:o,s:o,s:I,s:I},s:o,s:o,s:o,s:o,s:f,s:f,"
-        "s:{s:f,s:s,s:f,s:f,s:f,s:I,s:i,s:f,s:f},s:I,s:I,s:I,s:I}",
+        "{s:s,s:s,s:s,s:{s:i,s:i,s:i,s:i,s:i,s:f,s:f},s:{s:o,s:o,s:I,s:I},s:o,s:o,s:o,s:o,s:f,"
+        "s:f,s:{s:s,s:f,s:s,s:f,s:f,s:f,s:I,s:i,s:f,s:f},s:I,s:I,s:I,s:I}",
         "profile", c->profile_path, "model", c->profile->model, "profiled_on", c->profile->gpu,
         "engine", "max_num_seqs", c->max_num_seqs, "max_num_batched_tokens",
         c->max_num_batched_tokens, "chunk_tokens", c->chunk_tokens, "block_tokens",
         c->block_tokens, "layer_groups", c->layer_groups, "gpu_memory_utilization",
-        c->gpu_memory_utilization, "tokens", "prompt", tokens_json(&c->prompt), "output",
-        tokens_json(&c->output), "typical_prompt", (json_int_t)c->typical_prompt,
-        "typical_output", (json_int_t)c->typical_output, "slo_ttft_ms", ms_or_null(c->slo_ttft_ms),
-        "slo_tpot_ms", ms_or_null(c->slo_tpot_ms), "ttft_ms", colo_latency_json(&st.ttft),
-        "tpot_ms", colo_latency_json(&st.tpot), "output_tokens_per_s", st.output_tokens_per_s,
-        "prompt_tokens_per_s", st.prompt_tokens_per_s, "kv_cache", "memory_gib", c->memory_gib,
+        c->gpu_memory_utilization, "watermark", c->watermark, "tokens", "prompt",
+        tokens_json(&c->prompt), "output", tokens_json(&c->output), "typical_prompt",
+        (json_int_t)c->typical_prompt, "typical_output", (json_int_t)c->typical_output,
+        "slo_ttft_ms", ms_or_null(c->slo_ttft_ms), "slo_tpot_ms", ms_or_null(c->slo_tpot_ms),
+        "ttft_ms", ttft, "tpot_ms", tpot, "output_tokens_per_s", st.output_tokens_per_s,
+        "prompt_tokens_per_s", st.prompt_tokens_per_s, "kv_cache", "sized_from",
+        c->kv_cache_gib_given > 0 ? "kv_cache_gib" : "memory", "memory_gib", c->memory_gib,
         "memory_from", c->memory_from, "weights_gib", c->weights_gib, "activations_gib",
         c->activations_gib, "gib", c->kv_cache_gib, "blocks", (json_int_t)c->kv_blocks,
         "block_tokens", c->block_tokens, "utilisation_mean", st.kv_utilisation_mean,
@@ -289,13 +293,17 @@ static void print_llm(json_t *r, FILE *f)
         json_t *l = json_object_get(t, "llm");
         if (!l) continue;
         if (!head)
-            fprintf(f, "\n%-16s %8s %8s | %8s %8s | %9s %9s | %6s %6s | %7s | %s\n", "LLM tenant",
+            fprintf(f, "\n%-16s %8s %8s | %8s %8s | %9s %9s | %6s %6s | %10s | %s\n", "LLM tenant",
                     "TTFT p50", "p99", "TPOT p50", "p99", "out tok/s", "in tok/s", "KV avg",
-                    "max", "preempt", "SLO TTFT/TPOT ms");
+                    "max", "KV preempt", "SLO TTFT/TPOT ms");
         head = true;
         json_t *ttft = json_object_get(l, "ttft_ms"), *tpot = json_object_get(l, "tpot_ms");
         json_t *kv = json_object_get(l, "kv_cache");
         char b[4][16], slo[40] = "-";
+        if (!json_is_object(ttft)) snprintf(b[0], sizeof b[0], "%8s", "-");
+        if (!json_is_object(ttft)) snprintf(b[1], sizeof b[1], "%8s", "-");
+        if (!json_is_object(tpot)) snprintf(b[2], sizeof b[2], "%8s", "-");
+        if (!json_is_object(tpot)) snprintf(b[3], sizeof b[3], "%8s", "-");
         json_t *st = json_object_get(l, "slo_ttft_ms"), *sp = json_object_get(l, "slo_tpot_ms");
         if (json_is_number(st) || json_is_number(sp)) {
             char x[16] = "-", y[16] = "-";
@@ -303,10 +311,12 @@ static void print_llm(json_t *r, FILE *f)
             if (json_is_number(sp)) snprintf(y, sizeof y, "%g", json_number_value(sp));
             snprintf(slo, sizeof slo, "%s/%s", x, y);
         }
-        fprintf(f, "%-16.16s %s %s | %s %s | %9.1f %9.1f | %5.1f%% %5.1f%% | %7lld | %s\n",
-                json_string_value(json_object_get(t, "name")), ms8(num(ttft, "p50"), b[0]),
-                ms8(num(ttft, "p99"), b[1]), ms8(num(tpot, "p50"), b[2]),
-                ms8(num(tpot, "p99"), b[3]), num(l, "output_tokens_per_s"),
+        fprintf(f, "%-16.16s %s %s | %s %s | %9.1f %9.1f | %5.1f%% %5.1f%% | %10lld | %s\n",
+                json_string_value(json_object_get(t, "name")),
+                json_is_object(ttft) ? ms8(num(ttft, "p50"), b[0]) : b[0],
+                json_is_object(ttft) ? ms8(num(ttft, "p99"), b[1]) : b[1],
+                json_is_object(tpot) ? ms8(num(tpot, "p50"), b[2]) : b[2],
+                json_is_object(tpot) ? ms8(num(tpot, "p99"), b[3]) : b[3], num(l, "output_tokens_per_s"),
                 num(l, "prompt_tokens_per_s"), 100 * num(kv, "utilisation_mean"),
                 100 * num(kv, "utilisation_max"),
                 (long long)json_integer_value(json_object_get(l, "preemptions")), slo);
@@ -357,6 +367,11 @@ void colo_results_print(json_t *r, FILE *f)
         json_t *slo = json_object_get(t, "slo_ms"), *att = json_object_get(t, "slo_attainment");
         char slo_s[16] = "-", att_s[16] = "-";
         if (json_is_number(slo)) snprintf(slo_s, sizeof slo_s, "%.1f", json_number_value(slo));
+        json_t *l = json_object_get(t, "llm"); /* an LLM tenant's TTFT/TPOT SLOs */
+        if (!json_is_number(slo) && l &&
+            (json_is_number(json_object_get(l, "slo_ttft_ms")) ||
+             json_is_number(json_object_get(l, "slo_tpot_ms"))))
+            snprintf(slo_s, sizeof slo_s, "see LLM");
         if (json_is_number(att))
             snprintf(att_s, sizeof att_s, "%.2f", 100.0 * json_number_value(att));
         char b[6][16];
@@ -419,7 +434,7 @@ void colo_results_print_compare(json_t *const *results, const char *const *names
                     results[m] ? json_array_get(json_object_get(results[m], "tenants"), i) : NULL;
                 json_t *l = json_object_get(json_object_get(u, "llm"), rows[k][0]);
                 char v[16] = "-";
-                if (l) ms8(num(l, "p99"), v);
+                if (json_is_object(l)) ms8(num(l, "p99"), v);
                 fprintf(f, " | %8s %10s", v, "");
             }
             fprintf(f, "\n");

@@ -167,8 +167,8 @@ static int read_llm(const colo_cfg_reader_t *r, const config_setting_t *g, const
             *err = perr;
             return rc;
         }
-        return colo_cfg_error(r, ps, rc, "cannot read the profile '%s': %s", c->profile_path,
-                              perr.text);
+        return colo_cfg_error(r, ps, rc == COLO_EIO ? COLO_ENOENT : rc,
+                              "cannot read the profile '%s': %s", c->profile_path, perr.text);
     }
     const char *pdir_end = strrchr(c->profile_path, '/');
     char pdir[4096] = "";
@@ -336,12 +336,17 @@ int colo_llm_cfg_resolve(const colo_cfg_reader_t *r, const config_setting_t *t, 
                    (double)p->mlp_hidden * (p->gated_mlp ? 3 : 2);
     c->activations_gib = ((double)iter * width * p->dtype_bytes +
                           (double)c->max_num_seqs * p->vocab * 4.0) / GIB;
+    c->memory_gib = memory_gib;
+    c->memory_from = from;
     if (c->kv_cache_gib_given > 0) {
-        c->memory_gib = c->kv_cache_gib = c->kv_cache_gib_given;
-        c->memory_from = "kv_cache_gib";
+        c->kv_cache_gib = c->kv_cache_gib_given;
+        if (c->weights_gib + c->activations_gib + c->kv_cache_gib > memory_gib)
+            return colo_cfg_error(r, config_setting_get_member(g, "kv_cache_gib"), COLO_ERANGE,
+                                  "%.2f GiB of KV cache, %.2f of weights and %.2f of activations "
+                                  "exceed the %.2f GiB of %s",
+                                  c->kv_cache_gib, c->weights_gib, c->activations_gib, memory_gib,
+                                  from);
     } else {
-        c->memory_gib = memory_gib;
-        c->memory_from = from;
         c->kv_cache_gib = memory_gib * c->gpu_memory_utilization - c->weights_gib -
                           c->activations_gib;
         if (c->kv_cache_gib <= 0)
@@ -384,12 +389,18 @@ int colo_llm_cfg_resolve(const colo_cfg_reader_t *r, const config_setting_t *t, 
                                   "llm.max_num_batched_tokens = %d: raise it, or chunk prefills "
                                   "(llm.chunk_tokens)",
                                   c->prompt.max, c->max_num_batched_tokens);
-        if (c->prompt.max + c->output.max > cap)
+        if (c->prompt.max + c->output.max > cap) {
+            if (c->output.max > c->prompt.max) { /* the output is what does not fit */
+                const config_setting_t *om = config_setting_get_member(tok, "output");
+                pmax = config_setting_get_member(
+                    om, c->output.kind == COLO_TOKENS_FIXED ? "value" : "max");
+            }
             return colo_cfg_error(r, pmax, COLO_ERANGE,
                                   "a request of %lld prompt and %lld output tokens needs a KV "
                                   "cache of %lld tokens; the tenant's holds %lld (%.2f GiB)",
                                   c->prompt.max, c->output.max, c->prompt.max + c->output.max,
                                   cap, c->kv_cache_gib);
+        }
     }
     return 0;
 }

@@ -46,8 +46,8 @@ typedef struct colo_llm_cfg {
     /* the KV cache (colo_llm_cfg_resolve) */
     double kv_cache_gib_given; /* 0: from the tenant's memory */
     double memory_gib;         /* the memory it was sized from */
-    const char *memory_from;   /* "kv_cache_gib", "memory_limit_gib", "memory_gib", "MIG
-                                * instance", "GPU" (static) */
+    const char *memory_from;   /* the setting that gave it: "memory_limit_gib", "memory_gib",
+                                * the MIG instance's or the GPU's memory (static) */
     double weights_gib, activations_gib, kv_cache_gib;
     long long kv_blocks;
     /* SLOs; 0: none */

@@ -384,8 +384,9 @@ static int read_tenant(const colo_cfg_reader_t *r, const config_setting_t *t, co
 
     const config_setting_t *llm = config_setting_get_member(t, "llm");
     if (llm) {
-        static const char *const not_llm[] = {"trace", "traces", "batching", "deadline_ms",
-                                              "instances", NULL};
+        static const char *const not_llm[] = {"trace",     "traces",      "batching",
+                                              "deadline_ms", "instances", "cuda_graphs",
+                                              "fp32_math", NULL};
         for (int k = 0; not_llm[k]; k++)
             if (config_setting_get_member(t, not_llm[k]))
                 return colo_cfg_error(r, config_setting_get_member(t, not_llm[k]), COLO_EINVAL,
@@ -582,6 +583,17 @@ static int resolve_llm(const colo_cfg_reader_t *r, const config_setting_t *t, co
         mem = sc->sharing.instances[tc->instance].profile->memory_gib;
         from = "its MIG instance's memory";
     }
+    /* an engine takes its share of the memory it is given: beside others, say how much */
+    size_t sharing = 0;
+    for (size_t j = 0; j < sc->n_tenants; j++)
+        sharing += sc->sharing.mode != COLO_SHARE_MIG || sc->tenants[j].instance == tc->instance;
+    if (sharing > 1 && tc->memory_limit_gib <= 0 && tc->memory_gib <= 0 &&
+        !config_setting_get_member(config_setting_get_member(t, "llm"), "kv_cache_gib"))
+        return colo_cfg_error(r, config_setting_get_member(t, "llm"), COLO_EINVAL,
+                              "beside other tenants an LLM tenant needs memory_gib (or "
+                              "memory_limit_gib, or llm.kv_cache_gib): its engine takes %.0f %% "
+                              "of the memory it is given, and %s would leave none to the others",
+                              tc->llm->gpu_memory_utilization * 100, from);
     int rc = colo_llm_cfg_resolve(r, t, tc->llm, &tc->arrival, mem, from);
     if (rc) return rc;
     colo_trace_t *tr;
