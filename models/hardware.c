@@ -33,6 +33,8 @@ struct colo_hw_copy {
     colo_fluid_done_fn done;
     void *obj;
     int64_t arg;
+    colo_hw_copy_opts_t o;
+    colo_activity_id_t act; /* moving bytes: its activity (0 before) */
 };
 
 static void live_add(colo_hw_t *hw, struct colo_hw_live *l)
@@ -97,6 +99,7 @@ void colo_hw_fini(colo_hw_t *hw)
     colo_free(hw->sm.classes);
     colo_free(hw->mem.sets);
     colo_free(hw->mem.classes);
+    colo_free(hw->moving);
     colo_free(hw->l2);
     colo_free(hw->ce);
     colo_fluid_fini(&hw->fl);
@@ -419,12 +422,35 @@ colo_time_t colo_hw_copy_alone(const colo_gpu_t *gpu, colo_copy_dir_t dir, long 
 
 static void copy_begin(colo_hw_copy_t *c);
 
+/* Fair PCIe: a flow's copies moving bytes in one direction share its weight equally, so that
+ * flows get the link in proportion to their weights however many copies each has. */
+static void flow_reweigh(colo_hw_t *hw, const colo_hw_copy_t *c)
+{
+    if (!hw->pcie_fair || c->o.flow < 0) return;
+    int n = 0;
+    for (size_t i = 0; i < hw->n_moving; i++)
+        n += hw->moving[i]->o.flow == c->o.flow && hw->moving[i]->dir == c->dir;
+    for (size_t i = 0; i < hw->n_moving && n > 0; i++) {
+        const colo_hw_copy_t *m = hw->moving[i];
+        /* a copy that ended at this instant, its completion not yet heard, has no weight */
+        if (m->o.flow == c->o.flow && m->dir == c->dir && colo_fluid_speed(&hw->fl, m->act) >= 0)
+            note(hw, colo_fluid_set_weight(&hw->fl, m->act, m->o.weight / n));
+    }
+}
+
 static void on_copy_done(void *obj, int64_t arg)
 {
     (void)arg;
     colo_hw_copy_t *c = obj;
     colo_hw_t *hw = c->hw;
     struct colo_hw_ce *d = &hw->ce[c->ce];
+    for (size_t i = 0; i < hw->n_moving; i++)
+        if (hw->moving[i] == c) {
+            hw->moving[i] = hw->moving[--hw->n_moving];
+            break;
+        }
+    colo_fluid_begin(&hw->fl);
+    flow_reweigh(hw, c);
     d->busy--;
     if (d->q_len) {
         colo_hw_copy_t *next = d->queue[d->q_head];
@@ -432,6 +458,7 @@ static void on_copy_done(void *obj, int64_t arg)
         d->q_len--;
         copy_begin(next);
     }
+    note(hw, colo_fluid_end(&hw->fl));
     retire(hw, &c->link, c, c->done, c->obj, c->arg);
 }
 
@@ -441,9 +468,37 @@ static void on_copy_latency(void *obj, int64_t arg)
     colo_hw_copy_t *c = obj;
     colo_hw_t *hw = c->hw;
     double rate = colo_fluid_capacity(&hw->fl, hw->pcie[c->dir]);
-    colo_fluid_elem_t e = {hw->pcie[c->dir], rate};
-    note(hw, colo_fluid_start(&hw->fl, (double)c->bytes / rate, 1.0, 1.0, &e, 1, on_copy_done, c, 0,
-                              NULL));
+    /* the link, and the device's DRAM channels the bytes are written to or read from */
+    colo_fluid_elem_t e[1 + COLO_HW_MAX_PARTS];
+    int n = 0;
+    e[n++] = (colo_fluid_elem_t){hw->pcie[c->dir], rate};
+    const struct colo_hw_set *chs = &hw->mem.sets[c->o.channel_set];
+    for (int p = 0; p < chs->n_parts; p++)
+        e[n++] = (colo_fluid_elem_t){hw->mem.classes[chs->parts[p].cls].res,
+                                     rate * chs->parts[p].share};
+    if (hw->n_moving == hw->cap_moving) {
+        size_t ncap = hw->cap_moving ? 2 * hw->cap_moving : 8;
+        colo_hw_copy_t **m = colo_realloc(hw->moving, ncap * sizeof *m);
+        if (!m) {
+            note(hw, COLO_ENOMEM);
+            return;
+        }
+        hw->moving = m;
+        hw->cap_moving = ncap;
+    }
+    colo_fluid_begin(&hw->fl);
+    note(hw, colo_fluid_start(&hw->fl, (double)c->bytes / rate, 1.0, 1.0, e, n, on_copy_done, c, 0,
+                              &c->act));
+    if (c->act) {
+        hw->moving[hw->n_moving++] = c;
+        if (!hw->pcie_fair) {
+        } else if (c->o.flow < 0) {
+            note(hw, colo_fluid_set_weight(&hw->fl, c->act, c->o.weight));
+        } else {
+            flow_reweigh(hw, c);
+        }
+    }
+    note(hw, colo_fluid_end(&hw->fl));
 }
 
 static void copy_begin(colo_hw_copy_t *c)
@@ -457,10 +512,19 @@ static void copy_begin(colo_hw_copy_t *c)
 int colo_hw_copy_start(colo_hw_t *hw, colo_copy_dir_t dir, long long bytes, uint32_t ce,
                        colo_fluid_done_fn done, void *obj, int64_t arg)
 {
-    if (ce >= hw->n_ce || bytes < 1) return COLO_EINVAL;
+    colo_hw_copy_opts_t o = {0, -1, 1.0};
+    return colo_hw_copy_start_at(hw, dir, bytes, ce, &o, done, obj, arg);
+}
+
+int colo_hw_copy_start_at(colo_hw_t *hw, colo_copy_dir_t dir, long long bytes, uint32_t ce,
+                          const colo_hw_copy_opts_t *o, colo_fluid_done_fn done, void *obj,
+                          int64_t arg)
+{
+    if (ce >= hw->n_ce || bytes < 1 || o->channel_set >= hw->mem.n_sets || !(o->weight > 0))
+        return COLO_EINVAL;
     colo_hw_copy_t *c = colo_calloc(1, sizeof *c);
     if (!c) return COLO_ENOMEM;
-    *c = (colo_hw_copy_t){{NULL, NULL}, hw, dir, bytes, ce, done, obj, arg};
+    *c = (colo_hw_copy_t){{NULL, NULL}, hw, dir, bytes, ce, done, obj, arg, *o, 0};
     live_add(hw, &c->link);
     struct colo_hw_ce *d = &hw->ce[ce];
     if (d->busy < d->engines) {

@@ -74,6 +74,9 @@ typedef struct colo_hw {
     } * ce;
     size_t n_ce, cap_ce;
     struct colo_hw_live *live; /* kernels and copies in flight */
+    bool pcie_fair;            /* copies weighted by flow (colo_hw_copy_opts_t) */
+    colo_hw_copy_t **moving;   /* copies moving bytes */
+    size_t n_moving, cap_moving;
     int failed;
 } colo_hw_t;
 
@@ -112,9 +115,28 @@ double colo_hw_kernel_dram_bytes(const colo_hw_kernel_t *k);
 
 /* Starts a copy of bytes in direction dir using an engine of domain ce: it waits for a free
  * engine (FIFO), then the link's per-transfer latency, then moves its bytes sharing the
- * direction's bandwidth with the other copies. done(obj, arg) when the last byte is there. */
+ * direction's bandwidth with the other copies, and the device memory's bandwidth with every
+ * kernel and copy. done(obj, arg) when the last byte is there. */
 int colo_hw_copy_start(colo_hw_t *hw, colo_copy_dir_t dir, long long bytes, uint32_t ce,
                        colo_fluid_done_fn done, void *obj, int64_t arg);
+
+/* Where a copy's bytes go and how it shares the link (colo_hw_copy_start_at): the channel set
+ * of the device memory it writes or reads (its bytes use those channels' bandwidth too), and
+ * under fair PCIe (pcie_fair) its flow (a tenant; -1: none) and the flow's weight: the flows
+ * moving bytes in one direction share it in proportion to their weights, each flow's copies
+ * equally (as a completely fair scheduler's virtual time makes them); otherwise every copy
+ * moving bytes gets an equal share. */
+typedef struct colo_hw_copy_opts {
+    uint32_t channel_set;
+    int flow;
+    double weight;
+} colo_hw_copy_opts_t;
+
+/* colo_hw_copy_start with the copy's channels and flow; colo_hw_copy_start is this with all
+ * channels, no flow and weight 1. */
+int colo_hw_copy_start_at(colo_hw_t *hw, colo_copy_dir_t dir, long long bytes, uint32_t ce,
+                          const colo_hw_copy_opts_t *o, colo_fluid_done_fn done, void *obj,
+                          int64_t arg);
 
 /* What the GPU's resources have carried so far through the solver (integrals of use over time,
  * in units x ns) and what the whole GPU can carry per ns: SMs (SM x ns), L2 and DRAM (bytes),

@@ -374,9 +374,11 @@ void colo_domain_op_ready(void *obj, int64_t arg)
         if (p->active++ == 0) p->since = sim->eq.now;
         s->copy_start = sim->eq.now;
         if (sim->tl) take_copy_lane(s, op->dir);
-        colo_serving_fail(sim,
-                          colo_hw_copy_start(&sim->hw, op->dir, op->bytes, d->ce, on_copy_done, s,
-                                             (int64_t)((t->incarnation << 1) | (uint64_t)op->dir)));
+        colo_hw_copy_opts_t o = {t->place.channel_set, (int)t->idx, t->cfg->pcie_weight};
+        colo_serving_fail(sim, colo_hw_copy_start_at(&sim->hw, op->dir, op->bytes, d->ce, &o,
+                                                     on_copy_done, s,
+                                                     (int64_t)((t->incarnation << 1) |
+                                                               (uint64_t)op->dir)));
     } else if (d->kind == COLO_DOM_TIMESLICE) {
         s->kernel_ready = d->ts_exec;
         colo_serving_fail(sim, colo_ts_submit(&d->ts, t->ctx, s->alone));
@@ -434,6 +436,7 @@ int colo_domain_build(colo_sim_t *sim)
     const colo_gpu_t *g = sc->gpu;
     colo_hw_t *hw = &sim->hw;
     bool mig = sc->sharing.mode == COLO_SHARE_MIG;
+    hw->pcie_fair = sc->pcie_fair;
     size_t n_dom = mig ? sc->sharing.n_instances : 1;
     if (!(sim->dom = colo_calloc(n_dom, sizeof *sim->dom))) return COLO_ENOMEM;
     sim->n_dom = n_dom;
@@ -487,6 +490,8 @@ int colo_domain_build(colo_sim_t *sim)
         t->place = d->place;
         t->weight = c->priority ? 0.25 : 1.0; /* below-normal MPS clients: a quarter (docs) */
         if (c->sm_count > 0) rc = range_set(hw, c->sm_first, c->sm_count, &t->place.sm_set);
+        if (!rc && c->n_channels > 0) /* its colour: its memory on these channels only */
+            rc = colo_hw_add_channel_set(hw, c->channels, c->n_channels, &t->place.channel_set);
         t->place.sm_limit = c->sm_cap;
     }
     for (size_t k = 0; k < sim->n_dom && !rc; k++)

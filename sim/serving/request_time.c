@@ -37,6 +37,8 @@ colo_place_rates_t colo_tenant_place_rates(const colo_scenario_t *sc, size_t i)
     colo_place_rates_t p = colo_place_rates_of(sc->gpu, prof, 0);
     if (t->sm_count > 0) p.sms = t->sm_count;
     if (t->sm_cap > 0 && t->sm_cap < p.sms) p.sms = t->sm_cap;
+    if (t->n_channels > 0) /* a colour: the bandwidth of its channels */
+        p.dram_rate *= (double)t->n_channels / sc->gpu->memory.channels;
     return p;
 }
 

@@ -3,6 +3,7 @@
 #include "alloc.h"
 #include "cfg.h"
 #include "gpu_catalog.h"
+#include "hardware.h"
 #include "kernel_model.h"
 #include "layout.h"
 #include "llm_cfg.h"
@@ -12,6 +13,7 @@
 #include <errno.h>
 #include <libconfig.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -54,7 +56,8 @@ static int read_sharing(const colo_cfg_reader_t *r, const config_setting_t *root
 {
     static const char *const keys[] = {"mode",       "timeslice",         "switch_us",
                                        "cuda",       "static_partitions", "overlap",
-                                       "recovery_s", "instances",         NULL};
+                                       "recovery_s", "instances",         "colours",
+                                       NULL};
     const config_setting_t *g;
     int rc = colo_cfg_aggregate(r, root, "sharing", REQ, CONFIG_TYPE_GROUP, &g);
     if (rc) return rc;
@@ -139,6 +142,17 @@ static int read_sharing(const colo_cfg_reader_t *r, const config_setting_t *root
     if (sc->sharing.static_partitions && !sc->sharing.cuda_13_1)
         return colo_cfg_error(r, config_setting_get_member(g, "static_partitions"), COLO_EINVAL,
                               "MPS static SM partitions need cuda = \"13.1\"");
+    long long colours = 0;
+    if ((rc = colo_cfg_int(r, g, "colours", COLO_CFG_POSITIVE, &colours)) < 0) return rc;
+    if (rc == 0 && (colours < 2 || colours > gpu->memory.channels))
+        return colo_cfg_error(r, config_setting_get_member(g, "colours"), COLO_ERANGE,
+                              "%lld colours: from 2 to the %d DRAM channels of %s", colours,
+                              gpu->memory.channels, gpu->name);
+    if (rc == 0 && sc->sharing.mode == COLO_SHARE_MIG)
+        return colo_cfg_error(r, config_setting_get_member(g, "colours"), COLO_EINVAL,
+                              "MIG instances have their own DRAM channels: colours are for mps, "
+                              "green or timeslice");
+    sc->sharing.colours = (int)colours;
     sc->sharing.recovery = COLO_S(1);
     if ((rc = seconds(r, g, "recovery_s", COLO_CFG_NONNEG, &sc->sharing.recovery)) < 0) return rc;
     return 0;
@@ -339,6 +353,74 @@ static int read_execution(const colo_cfg_reader_t *r, const config_setting_t *t,
     return 0;
 }
 
+/* channels = "0-19,40-59" (DRAM channels its memory is on), or colour = k of sharing.colours;
+ * pcie_weight = w (fair PCIe). */
+static int read_colour(const colo_cfg_reader_t *r, const config_setting_t *t, colo_scenario_t *sc,
+                       colo_tenant_cfg_t *tc)
+{
+    const colo_gpu_t *g = sc->gpu;
+    const config_setting_t *cs = config_setting_get_member(t, "channels"),
+                           *ks = config_setting_get_member(t, "colour");
+    tc->colour = -1;
+    tc->pcie_weight = 1.0;
+    int rc = colo_cfg_double(r, t, "pcie_weight", COLO_CFG_POSITIVE, &tc->pcie_weight);
+    if (rc < 0) return rc;
+    if (tc->pcie_weight > 1e6)
+        return colo_cfg_error(r, config_setting_get_member(t, "pcie_weight"), COLO_ERANGE,
+                              "at most 1e6");
+    if (!cs && !ks) return 0;
+    if (cs && ks)
+        return colo_cfg_error(r, ks, COLO_EINVAL, "give channels or colour, not both");
+    if (sc->sharing.mode == COLO_SHARE_MIG)
+        return colo_cfg_error(r, cs ? cs : ks, COLO_EINVAL,
+                              "a MIG instance's memory slices fix its DRAM channels");
+    int nch = g->memory.channels < COLO_HW_MAX_UNITS ? g->memory.channels : COLO_HW_MAX_UNITS;
+    if (!(tc->channels = colo_calloc((size_t)nch, sizeof *tc->channels))) return COLO_ENOMEM;
+    if (ks) {
+        long long k;
+        if ((rc = colo_cfg_int(r, t, "colour", COLO_CFG_NONNEG, &k))) return rc;
+        if (sc->sharing.colours < 2)
+            return colo_cfg_error(r, ks, COLO_EINVAL,
+                                  "colours are shared out by sharing.colours = N (N >= 2)");
+        if (k >= sc->sharing.colours)
+            return colo_cfg_error(r, ks, COLO_ERANGE, "%lld: colours are 0 to %d", k,
+                                  sc->sharing.colours - 1);
+        tc->colour = (int)k;
+        int lo = (int)(k * nch / sc->sharing.colours),
+            hi = (int)((k + 1) * nch / sc->sharing.colours);
+        for (int c = lo; c < hi; c++)
+            tc->channels[tc->n_channels++] = c;
+        return 0;
+    }
+    const char *spec;
+    if ((rc = colo_cfg_string(r, t, "channels", COLO_CFG_REQUIRED, &spec))) return rc;
+    bool seen[COLO_HW_MAX_UNITS] = {false};
+    const char *p = spec;
+    while (*p) {
+        char *end;
+        long a = strtol(p, &end, 10), b = a;
+        if (end == p || a < 0) break;
+        p = end;
+        if (*p == '-') {
+            b = strtol(p + 1, &end, 10);
+            if (end == p + 1) break;
+            p = end;
+        }
+        if (b < a || b >= nch)
+            return colo_cfg_error(r, cs, COLO_ERANGE,
+                                  "'%s': channels are 0 to %d on %s, ranges low-high", spec,
+                                  nch - 1, g->name);
+        for (long c = a; c <= b; c++)
+            if (!seen[c]) seen[c] = true, tc->channels[tc->n_channels++] = (int)c;
+        if (*p == ',') p++;
+        else if (*p) break;
+    }
+    if (*p || tc->n_channels == 0)
+        return colo_cfg_error(r, cs, COLO_EINVAL,
+                              "'%s': a list of DRAM channels and ranges, \"0-19,40-59\"", spec);
+    return 0;
+}
+
 static int read_tenant(const colo_cfg_reader_t *r, const config_setting_t *t, colo_scenario_t *sc,
                        size_t i)
 {
@@ -365,6 +447,9 @@ static int read_tenant(const colo_cfg_reader_t *r, const config_setting_t *t, co
                                        "tokens",
                                        "slo_ttft_ms",
                                        "slo_tpot_ms",
+                                       "channels",
+                                       "colour",
+                                       "pcie_weight",
                                        NULL};
     colo_tenant_cfg_t *tc = &sc->tenants[i];
     if (!config_setting_is_group(t))
@@ -468,6 +553,7 @@ static int read_tenant(const colo_cfg_reader_t *r, const config_setting_t *t, co
         return colo_cfg_error(r, config_setting_get_member(t, "command"), COLO_EINVAL,
                               "an empty command: leave the key out for synthetic kernels");
     if (cmd && !(tc->command = colo_strdup(cmd))) return COLO_ENOMEM;
+    if ((rc = read_colour(r, t, sc, tc))) return rc;
     return read_execution(r, t, tc);
 }
 
@@ -567,6 +653,26 @@ static int read_scheduler(const colo_cfg_reader_t *r, const config_setting_t *ro
     return 0;
 }
 
+/* pcie = { scheduler = "fifo" | "fair"; } */
+static int read_pcie(const colo_cfg_reader_t *r, const config_setting_t *root, colo_scenario_t *sc)
+{
+    static const char *const keys[] = {"scheduler", NULL};
+    const config_setting_t *g;
+    int rc = colo_cfg_aggregate(r, root, "pcie", 0, CONFIG_TYPE_GROUP, &g);
+    if (rc < 0 || !g) return rc < 0 ? rc : 0;
+    if ((rc = colo_cfg_check_keys(r, g, keys))) return rc;
+    const char *s = "fifo";
+    if ((rc = colo_cfg_string(r, g, "scheduler", 0, &s)) < 0) return rc;
+    if (strcmp(s, "fair") == 0)
+        sc->pcie_fair = true;
+    else if (strcmp(s, "fifo") != 0)
+        return colo_cfg_error(r, config_setting_get_member(g, "scheduler"), COLO_EINVAL,
+                              "'%s': use \"fifo\" (copies share the link equally, engines taken "
+                              "in turn) or \"fair\" (tenants share it by pcie_weight)",
+                              s);
+    return 0;
+}
+
 /* An LLM tenant once its place is known: its KV cache from its memory, and its trace (the
  * prefill of a typical request) in the scenario's table. */
 static int resolve_llm(const colo_cfg_reader_t *r, const config_setting_t *t, colo_scenario_t *sc,
@@ -633,7 +739,7 @@ static int read_scenario(const colo_cfg_reader_t *r, const config_setting_t *roo
     static const char *const keys[] = {"description", "gpu",       "calibration", "seed",
                                        "duration_s",  "warmup_s",  "drain_s",     "sharing",
                                        "tenants",     "faults",    "metrics",     "scheduler",
-                                       "load_scale",  "cluster",   NULL};
+                                       "load_scale",  "cluster",   "pcie",        NULL};
     int rc = colo_cfg_check_keys(r, root, keys);
     if (rc) return rc;
     if (config_setting_get_member(root, "cluster"))
@@ -678,6 +784,7 @@ static int read_scenario(const colo_cfg_reader_t *r, const config_setting_t *roo
 
     if ((rc = read_metrics(r, root, sc))) return rc;
     if ((rc = read_sharing(r, root, sc))) return rc;
+    if ((rc = read_pcie(r, root, sc))) return rc;
 
     const config_setting_t *tl;
     if ((rc = colo_cfg_aggregate(r, root, "tenants", REQ, CONFIG_TYPE_LIST, &tl))) return rc;
@@ -771,6 +878,7 @@ void colo_scenario_free(colo_scenario_t *sc)
         colo_free(sc->tenants[i].instance_name);
         colo_free(sc->tenants[i].command);
         colo_llm_cfg_free(sc->tenants[i].llm);
+        colo_free(sc->tenants[i].channels);
         colo_arrival_cfg_fini(&sc->tenants[i].arrival);
     }
     colo_free(sc->tenants);

@@ -84,6 +84,11 @@ typedef struct colo_tenant_cfg {
     size_t instance;        /* MIG: index into sharing.instances */
     int sm_first, sm_count; /* its own SM range (Green Context, static partition); 0 count: none */
     int sm_cap;             /* MPS: most SMs its kernels may use (0: no cap) */
+    /* DRAM channel colouring: the channels its memory is on (owned; 0: all of its part's) */
+    int *channels;
+    int n_channels;
+    int colour; /* of sharing.colours, -1: none */
+    double pcie_weight; /* its copies' weight under fair PCIe (pcie.scheduler = "fair"); 1 */
 } colo_tenant_cfg_t;
 
 typedef struct colo_scenario {
@@ -112,11 +117,13 @@ typedef struct colo_scenario {
         bool cuda_13_1;
         bool static_partitions; /* MPS -S */
         bool overlap;           /* Green Contexts may overlap */
+        int colours;            /* DRAM channels cut into this many colours (0: none) */
         colo_time_t recovery;   /* a crashed process or MPS server is back after this */
         bool auto_layout;       /* instances / SM counts were chosen by colosim */
         size_t n_instances;
         colo_mig_instance_t *instances;
     } sharing;
+    bool pcie_fair; /* pcie.scheduler = "fair": copies share the link by tenant weights */
     size_t n_faults;
     colo_fault_t *faults;
     size_t n_tenants;

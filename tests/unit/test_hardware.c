@@ -240,6 +240,95 @@ Test(hardware, h2d_and_d2h_do_not_slow_each_other_but_same_direction_shares)
     rig_fini(&r);
 }
 
+/* A DRAM-bound kernel of the given bytes on n SMs from first and channels [c0, c0 + nc). */
+static colo_hw_place_t coloured(struct rig *r, int first, int n, int c0, int nc)
+{
+    int sms[COLO_HW_MAX_UNITS], ch[COLO_HW_MAX_UNITS];
+    for (int i = 0; i < n; i++)
+        sms[i] = first + i;
+    for (int i = 0; i < nc; i++)
+        ch[i] = c0 + i;
+    colo_hw_place_t p = {0, 0, 0, 0};
+    cr_assert_eq(colo_hw_add_sm_set(&r->hw, sms, n, &p.sm_set), 0);
+    cr_assert_eq(colo_hw_add_channel_set(&r->hw, ch, nc, &p.channel_set), 0);
+    return p;
+}
+
+Test(hardware, disjoint_channel_colours_isolate_dram_bandwidth_exactly)
+{
+    /* two DRAM-bound kernels on disjoint SMs and disjoint halves of the channels: each takes
+     * the same time with the other running as alone, and that time is its bytes at half the
+     * DRAM's bandwidth; on the same channels they slow each other */
+    double times[3];
+    for (int mode = 0; mode < 3; mode++) {
+        struct rig r;
+        rig_init(&r, "a100-80gb");
+        int half = r.gpu->memory.channels / 2;
+        colo_hw_place_t a = coloured(&r, 0, 54, 0, half);
+        colo_hw_place_t b = coloured(&r, 54, 54, mode == 2 ? 0 : half, half);
+        double bytes = 4e9;
+        colo_kernel_work_t w = kwork(r.gpu, 54 * 8, COLO_MS(4), COLO_KCLASS_MEMORY, bytes, bytes);
+        colo_hw_kernel_t *ka, *kb;
+        colo_hw_kernel_start(&r.hw, &w, a, 1, done, &r, 0, &ka);
+        if (mode > 0) colo_hw_kernel_start(&r.hw, &w, b, 1, done, &r, 1, &kb);
+        rig_run(&r);
+        times[mode] = (double)r.done_at[0];
+        rig_fini(&r);
+    }
+    cr_expect_float_eq(times[1], times[0], 1e-9 * times[0], "alone %.0f ns, beside another "
+                       "colour %.0f ns", times[0], times[1]);
+    cr_expect(times[2] > 1.5 * times[0], "same channels: %.0f ns against %.0f alone", times[2],
+              times[0]);
+}
+
+Test(hardware, a_heavy_h2d_neighbour_slows_a_dram_bound_kernel)
+{
+    /* copies write their bytes into the device's DRAM: on 2 channels, a copy stream's 25 GB/s
+     * is a large part of their bandwidth, and a DRAM-bound kernel there slows */
+    double t[2];
+    for (int with = 0; with < 2; with++) {
+        struct rig r;
+        rig_init(&r, "a100-80gb");
+        colo_hw_place_t p = coloured(&r, 0, 108, 0, 2);
+        colo_kernel_work_t w = kwork(r.gpu, 108 * 8, COLO_MS(4), COLO_KCLASS_MEMORY, 4e8, 4e8);
+        colo_hw_kernel_t *k;
+        colo_hw_kernel_start(&r.hw, &w, p, 1, done, &r, 0, &k);
+        if (with) {
+            colo_hw_copy_opts_t o = {p.channel_set, -1, 1.0};
+            for (int i = 0; i < 3; i++)
+                colo_hw_copy_start_at(&r.hw, COLO_COPY_H2D, 1LL << 30, 0, &o, done, &r, 1 + i);
+        }
+        rig_run(&r);
+        t[with] = (double)r.done_at[0];
+        rig_fini(&r);
+    }
+    cr_expect(t[1] > 1.05 * t[0], "kernel alone %.0f ns, beside H2D copies %.0f ns", t[0], t[1]);
+}
+
+Test(hardware, fair_pcie_shares_the_link_by_tenant_weights)
+{
+    /* two tenants' saturating H2D streams, weights 3 and 1: while both move bytes, the first
+     * moves three times as fast, however many copies each has in flight */
+    for (int copies_b = 1; copies_b <= 2; copies_b++) {
+        struct rig r;
+        rig_init(&r, "h100-sxm");
+        r.hw.pcie_fair = true;
+        long long mb = 256LL << 20;
+        colo_hw_copy_opts_t a = {0, 0, 3.0}, b = {0, 1, 1.0};
+        colo_hw_copy_start_at(&r.hw, COLO_COPY_H2D, mb, 0, &a, done, &r, 0);
+        for (int i = 0; i < copies_b; i++)
+            colo_hw_copy_start_at(&r.hw, COLO_COPY_H2D, 4 * mb, 0, &b, done, &r, 1 + i);
+        rig_run(&r);
+        /* A alone would take lat + mb / rate; at 3/4 of the link it takes 4/3 of that */
+        colo_time_t lat = (colo_time_t)(r.gpu->pcie.latency_us * 1e3);
+        double alone = (double)(colo_hw_copy_alone(r.gpu, COLO_COPY_H2D, mb) - lat);
+        double got = (double)(r.done_at[0] - lat);
+        cr_expect(NEAR(got, alone * 4.0 / 3.0, 1e-6), "%d copies of B: A took %.0f ns, "
+                  "expected %.0f", copies_b, got, alone * 4.0 / 3.0);
+        rig_fini(&r);
+    }
+}
+
 Test(hardware, a_copy_waits_for_a_free_copy_engine)
 {
     struct rig r;
