@@ -522,6 +522,9 @@ int colo_hw_copy_start_at(colo_hw_t *hw, colo_copy_dir_t dir, long long bytes, u
 {
     if (ce >= hw->n_ce || bytes < 1 || o->channel_set >= hw->mem.n_sets || !(o->weight > 0))
         return COLO_EINVAL;
+    int rc = hw->finalized ? 0 : finalize(hw); /* the channel classes its bytes use */
+    if (rc) return rc;
+    if (hw->mem.sets[o->channel_set].n_parts < 0) return COLO_EUNSUPPORTED;
     colo_hw_copy_t *c = colo_calloc(1, sizeof *c);
     if (!c) return COLO_ENOMEM;
     *c = (colo_hw_copy_t){{NULL, NULL}, hw, dir, bytes, ce, done, obj, arg, *o, 0};

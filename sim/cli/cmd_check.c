@@ -25,6 +25,20 @@ static void print_sharing(const colo_scenario_t *sc)
 {
     const char *mode = colo_share_mode_name(sc->sharing.mode);
     const char *autol = sc->sharing.auto_layout ? " (layout chosen by colosim)" : "";
+    if (sc->k8s.on && sc->k8s.mps)
+        printf("k8s       device plugin MPS sharing, %d replicas: each pod an MPS client with "
+               "%d %% of the threads and %lld MiB of memory (set_default_active_thread_percentage "
+               "%d, set_default_device_pinned_mem_limit %lldM)\n",
+               sc->k8s.replicas, sc->k8s.thread_percentage, sc->k8s.mem_limit_mib,
+               sc->k8s.thread_percentage, sc->k8s.mem_limit_mib);
+    else if (sc->k8s.on)
+        printf("k8s       device plugin time-slicing, %d replicas: each pod a process taking "
+               "turns on the GPU, no memory or fault isolation\n",
+               sc->k8s.replicas);
+    if (sc->sharing.colours)
+        printf("colours   DRAM channels in %d colours of %d\n", sc->sharing.colours,
+               sc->gpu->memory.channels / sc->sharing.colours);
+    if (sc->pcie_fair) printf("pcie      fair: tenants share each direction by pcie_weight\n");
     switch (sc->sharing.mode) {
     case COLO_SHARE_TIMESLICE:
         printf("sharing   timeslice: %s time slice %.0f us, context switch %.0f us\n",
@@ -202,6 +216,10 @@ static int cmd_check(int argc, char **argv)
                      t->active_thread_percentage);
         printf("  %-14s   runs on %s%d SMs, %.0f GB/s DRAM, %.0f GB/s L2%s\n", "", where, pr.sms,
                pr.dram_rate, pr.l2_rate, t->priority ? ", below-normal priority" : "");
+        if (t->n_channels > 0)
+            printf("  %-14s   its memory on %d of %d DRAM channels (%d-%d%s)\n", "", t->n_channels,
+                   sc->gpu->memory.channels, t->channels[0], t->channels[t->n_channels - 1],
+                   t->colour >= 0 ? ", its colour" : "");
         if (!t->llm)
         printf("  %-14s   %d instance%s (requests in flight at once), %s, fp32_math %s\n", "",
                t->instances, t->instances == 1 ? "" : "s",

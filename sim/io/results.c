@@ -37,6 +37,8 @@ static json_t *placement_json(const colo_sim_t *sim, const colo_tenant_run_t *t)
         bad |= json_object_set_new(o, "profile", json_string(in->profile->name));
     }
     if (c->sm_count > 0) bad |= json_object_set_new(o, "first_sm", json_integer(c->sm_first));
+    if (c->n_channels > 0) bad |= json_object_set_new(o, "dram_channels", json_integer(c->n_channels));
+    if (sc->pcie_fair) bad |= json_object_set_new(o, "pcie_weight", json_real(c->pcie_weight));
     if (t->dom->kind == COLO_DOM_CONCURRENT &&
         (sc->sharing.mode == COLO_SHARE_MPS ||
          (sc->sharing.mode == COLO_SHARE_MIG &&
@@ -190,6 +192,19 @@ json_t *colo_results_scenario_json(const colo_scenario_t *sc, const char *const 
         sc->sharing.auto_layout, "recovery_s", COLO_TO_S(sc->sharing.recovery));
     if (sharing && sc->sharing.mode == COLO_SHARE_MPS)
         json_object_set_new(sharing, "mps_client_limit", json_integer(sc->sharing.mps_clients));
+    if (sharing && sc->sharing.colours)
+        json_object_set_new(sharing, "colours", json_integer(sc->sharing.colours));
+    if (sharing && sc->pcie_fair) json_object_set_new(sharing, "pcie_scheduler", json_string("fair"));
+    if (sharing && sc->k8s.on)
+        json_object_set_new(sharing, "k8s",
+                            sc->k8s.mps ? json_pack("{s:s,s:i,s:i,s:I}", "sharing", "mps",
+                                                    "replicas", sc->k8s.replicas,
+                                                    "active_thread_percentage",
+                                                    sc->k8s.thread_percentage,
+                                                    "pinned_mem_limit_mib",
+                                                    (json_int_t)sc->k8s.mem_limit_mib)
+                                        : json_pack("{s:s,s:i}", "sharing", "time-slicing",
+                                                    "replicas", sc->k8s.replicas));
     if (sharing && sc->sharing.mode == COLO_SHARE_MIG) {
         json_t *ins = json_array();
         for (size_t k = 0; k < sc->sharing.n_instances && ins; k++) {

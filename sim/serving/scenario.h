@@ -124,6 +124,14 @@ typedef struct colo_scenario {
         colo_mig_instance_t *instances;
     } sharing;
     bool pcie_fair; /* pcie.scheduler = "fair": copies share the link by tenant weights */
+    /* k8s = { sharing; replicas; }: NVIDIA's device plugin's sharing, expanded (docs/sharing.md) */
+    struct {
+        bool on;
+        bool mps;            /* "mps"; false: "time-slicing" */
+        int replicas;
+        int thread_percentage;   /* mps: 100 / replicas, integer division */
+        long long mem_limit_mib; /* mps: total memory / replicas, whole MiB */
+    } k8s;
     size_t n_faults;
     colo_fault_t *faults;
     size_t n_tenants;

@@ -103,7 +103,7 @@ Test(scenario, bad_overrides_name_the_set_argument)
     const char *typo[] = {"seed=2", "sharing.modee=mps"};
     load_fails("two_tenants.cfg", typo, 2,
                "--set:2: sharing.modee: unknown key (expected one of: mode, timeslice, switch_us, "
-               "cuda, static_partitions, overlap, recovery_s, instances)");
+               "cuda, static_partitions, overlap, recovery_s, instances, colours)");
     const char *nan[] = {"seed=abc"};
     load_fails("two_tenants.cfg", nan, 1, "--set:1: seed: expects a number, got 'abc'");
     const char *neg[] = {"tenants.a.arrival.rate=-1"};
@@ -282,4 +282,50 @@ Test(scenario, an_include_of_an_absolute_path_is_that_path)
     *strrchr(main_cfg, '/') = '\0';
     rmdir(main_cfg);
     rmdir(dir);
+}
+
+Test(scenario, k8s_mps_replicas_are_clients_of_an_equal_share_of_threads_and_memory)
+{
+    /* NVIDIA's device plugin: 100 / replicas % of the threads (integer division) and total
+     * memory / replicas in whole MiB per client (cmd/mps-control-daemon/mps/daemon.go) */
+    static const struct {
+        const char *replicas;
+        int pct;
+        double gib;
+    } cases[] = {{"k8s.replicas=4", 25, 20.0}, {"k8s.replicas=6", 16, 13653.0 / 1024}};
+    for (size_t c = 0; c < 2; c++) {
+        const char *sets[] = {cases[c].replicas};
+        colo_error_t err;
+        colo_error_clear(&err);
+        colo_scenario_t *sc;
+        cr_assert_eq(colo_scenario_load(src_path("scenarios/k8s_mps_replicas_h100.cfg"), sets, 1,
+                                        &sc, &err),
+                     0, "%s", err.text);
+        cr_expect_eq(sc->sharing.mode, COLO_SHARE_MPS);
+        cr_expect_eq(sc->n_tenants, 4);
+        for (size_t i = 0; i < sc->n_tenants; i++) {
+            cr_expect_eq(sc->tenants[i].active_thread_percentage, cases[c].pct);
+            cr_expect_float_eq(sc->tenants[i].memory_limit_gib, cases[c].gib, 1e-9);
+        }
+        colo_scenario_free(sc);
+    }
+    /* time-slicing: processes taking turns, no caps */
+    const char *ts[] = {"k8s.sharing=time-slicing"};
+    colo_error_t err;
+    colo_error_clear(&err);
+    colo_scenario_t *sc;
+    cr_assert_eq(
+        colo_scenario_load(src_path("scenarios/k8s_mps_replicas_h100.cfg"), ts, 1, &sc, &err), 0,
+        "%s", err.text);
+    cr_expect_eq(sc->sharing.mode, COLO_SHARE_TIMESLICE);
+    cr_expect_eq(sc->tenants[0].active_thread_percentage, 100);
+    cr_expect_eq(sc->tenants[0].memory_limit_gib, 0);
+    colo_scenario_free(sc);
+    /* more pods than replicas, and a pod asking more than its share, are refused */
+    const char *few[] = {"k8s.replicas=3"};
+    colo_error_clear(&err);
+    cr_expect_neq(colo_scenario_load(src_path("scenarios/k8s_mps_replicas_h100.cfg"), few, 1, &sc,
+                                     &err),
+                  0);
+    cr_expect(strstr(err.text, "4 pods"), "%s", err.text);
 }

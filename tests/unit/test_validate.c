@@ -147,11 +147,11 @@ Test(validate, case_files_are_read_strictly)
     expect_load_error("'x' is already the id of a case");
     /* an override the run refuses names the case, its line and entry, and what went wrong */
     snprintf(c, sizeof c, "{ id = \"x\"; category = \"mps\"; what = \"w\"; published = 1.0; "
-                          "from = \"f\"; scenario = \"%s\"; set = [\"tenants.a.colour=1\"]; "
+                          "from = \"f\"; scenario = \"%s\"; set = [\"tenants.a.flavour=1\"]; "
                           "metric = \"tenants.a.latency_ms.mean\"; }",
              src_path("validation/scenarios/mps.cfg"));
     put_suite(c);
-    expect_load_error("t.cfg:3: set[0] (case x): tenants.[0].colour: unknown key");
+    expect_load_error("t.cfg:3: set[0] (case x): tenants.[0].flavour: unknown key");
     snprintf(c, sizeof c, "{ id = \"x\"; category = \"mps\"; what = \"w\"; published = 1.0; "
                           "from = \"f\"; scenario = \"%s\"; metric = \"tenants.b.latency_ms.mean\"; }",
              src_path("validation/scenarios/mps.cfg"));

@@ -1,0 +1,483 @@
+/* scenario_tenant.c: a scenario's tenants: traces (each loaded once), batching, execution,
+ * channel colours, PCIe weight, and LLM tenants' settings and place (scenario_internal.h). */
+#include "scenario.h"
+#include "scenario_internal.h"
+#include "alloc.h"
+#include "cfg.h"
+#include "gpu_catalog.h"
+#include "hardware.h"
+#include "kernel_model.h"
+#include "layout.h"
+#include "llm_cfg.h"
+#include "metrics.h"
+#include <ctype.h>
+#include <errno.h>
+#include <libconfig.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define REQ COLO_CFG_REQUIRED
+#define POS (COLO_CFG_REQUIRED | COLO_CFG_POSITIVE)
+
+/* Loads the trace at path once for the whole scenario; returns its index. */
+static int intern_trace(colo_scenario_t *sc, const char *path, size_t *idx, colo_error_t *err)
+{
+    for (size_t i = 0; i < sc->n_traces; i++)
+        if (strcmp(sc->traces[i]->path, path) == 0) {
+            *idx = i;
+            return 0;
+        }
+    colo_trace_t *t;
+    int rc = colo_trace_load(path, &t, err);
+    if (rc) return rc;
+    colo_trace_t **nt = colo_realloc(sc->traces, (sc->n_traces + 1) * sizeof *nt);
+    if (nt) sc->traces = nt;
+    colo_gpu_t **ng = nt ? colo_realloc(sc->trace_gpus, (sc->n_traces + 1) * sizeof *ng) : NULL;
+    if (ng) sc->trace_gpus = ng;
+    if (!nt || !ng) {
+        colo_trace_free(t);
+        return colo_error_set(err, COLO_ENOMEM, path, 0, NULL, "out of memory");
+    }
+    colo_gpu_t *g;
+    const char *tdir_end = strrchr(path, '/');
+    char tdir[4096] = "";
+    if (tdir_end) snprintf(tdir, sizeof tdir, "%.*s", (int)(tdir_end - path), path);
+    /* Measured on the scenario's GPU: scale it with the same parameters. */
+    const char *cal = strcmp(t->gpu, sc->gpu->name) == 0 ? sc->calibration : NULL;
+    rc = colo_gpu_open(t->gpu, tdir, cal, &g, path, t->gpu_line, "gpu", err);
+    if (rc) {
+        colo_trace_free(t);
+        return rc;
+    }
+    sc->traces[sc->n_traces] = t;
+    sc->trace_gpus[sc->n_traces] = g;
+    *idx = sc->n_traces++;
+    return 0;
+}
+
+static int valid_name(const char *s)
+{
+    for (; *s; s++)
+        if (!isalnum((unsigned char)*s) && !strchr("_-+", *s)) return 0; /* no '.': --set paths */
+    return 1;
+}
+
+/* One trace file of a tenant: loaded once per scenario, every kernel placed on its GPU. */
+static int read_variant(const colo_cfg_reader_t *r, const config_setting_t *at, colo_scenario_t *sc,
+                        const char *file, colo_variant_t *v)
+{
+    int rc = colo_path_join(sc->dir, file, &v->path);
+    if (rc) return rc;
+    struct stat st;
+    int serr = stat(v->path, &st) != 0 ? errno : 0;
+    if (serr || !S_ISREG(st.st_mode))
+        return colo_cfg_error(r, at, COLO_ENOENT, "cannot open trace '%s': %s", v->path,
+                              serr ? strerror(serr) : "not a regular file");
+    size_t idx;
+    if ((rc = intern_trace(sc, v->path, &idx, r->err))) return rc;
+    v->trace = sc->traces[idx];
+    v->gpu = sc->trace_gpus[idx];
+    /* every kernel must fit on the scenario's GPU (and on the one it was traced on) */
+    for (size_t k = 0; k < v->trace->n_ops; k++) {
+        colo_kernel_work_t w;
+        if (v->trace->ops[k].type == COLO_OP_KERNEL &&
+            (rc = colo_kernel_work(&v->trace->ops[k], v->gpu, sc->gpu, COLO_FP32_PYTORCH, &w,
+                                   v->trace->path, k, r->err)))
+            return rc;
+    }
+    return 0;
+}
+
+/* Whether two traces have the same ops in the same order (kernels by name): their kernels can
+ * be interpolated one by one between the two batch sizes. */
+static bool same_ops(const colo_trace_t *a, const colo_trace_t *b)
+{
+    if (a->n_ops != b->n_ops) return false;
+    for (size_t i = 0; i < a->n_ops; i++) {
+        const colo_op_t *x = &a->ops[i], *y = &b->ops[i];
+        if (x->type != y->type || (x->type == COLO_OP_KERNEL && strcmp(x->name, y->name) != 0) ||
+            (x->type == COLO_OP_COPY && x->dir != y->dir))
+            return false;
+    }
+    return true;
+}
+
+/* trace = "FILE"; or traces = ( "FILE", ... ) for the same model at several batch sizes. */
+static int read_variants(const colo_cfg_reader_t *r, const config_setting_t *t, colo_scenario_t *sc,
+                         colo_tenant_cfg_t *tc)
+{
+    const config_setting_t *one = config_setting_get_member(t, "trace");
+    const config_setting_t *many = config_setting_get_member(t, "traces");
+    int rc;
+    if (one && many) return colo_cfg_error(r, many, COLO_EINVAL, "give trace or traces, not both");
+    if (!many) {
+        const char *file;
+        if ((rc = colo_cfg_string(r, t, "trace", REQ, &file))) return rc;
+        if (!(tc->variants = colo_calloc(1, sizeof *tc->variants))) return COLO_ENOMEM;
+        tc->n_variants = 1;
+        rc = read_variant(r, one, sc, file, &tc->variants[0]);
+    } else {
+        const config_setting_t *l;
+        if ((rc = colo_cfg_aggregate(r, t, "traces", REQ, CONFIG_TYPE_LIST, &l))) return rc;
+        int n = config_setting_length(l);
+        if (n < 1 || n > 64) return colo_cfg_error(r, l, COLO_EINVAL, "list 1 to 64 traces");
+        if (!(tc->variants = colo_calloc((size_t)n, sizeof *tc->variants))) return COLO_ENOMEM;
+        for (int k = 0; k < n && !rc; k++) {
+            const config_setting_t *e = config_setting_get_elem(l, (unsigned)k);
+            if (config_setting_type(e) != CONFIG_TYPE_STRING)
+                return colo_cfg_error(r, e, COLO_EINVAL, "each trace is a file name");
+            tc->n_variants = (size_t)k + 1;
+            rc = read_variant(r, e, sc, config_setting_get_string(e), &tc->variants[k]);
+            for (int j = 0; j < k && !rc; j++) {
+                const colo_trace_t *a = tc->variants[j].trace, *b = tc->variants[k].trace;
+                if (a->batch == b->batch)
+                    rc = colo_cfg_error(r, e, COLO_EINVAL, "two traces of batch %d", a->batch);
+                else if (strcmp(a->model, b->model))
+                    rc = colo_cfg_error(r, e, COLO_EINVAL,
+                                        "traces of one tenant are one model ('%s', not '%s')",
+                                        a->model, b->model);
+            }
+        }
+        /* ascending batch sizes (insertion sort: a handful) */
+        for (size_t k = 1; k < tc->n_variants && !rc; k++)
+            for (size_t j = k;
+                 j > 0 && tc->variants[j - 1].trace->batch > tc->variants[j].trace->batch; j--) {
+                colo_variant_t tmp = tc->variants[j];
+                tc->variants[j] = tc->variants[j - 1];
+                tc->variants[j - 1] = tmp;
+            }
+        for (size_t k = 1; k < tc->n_variants && !rc; k++)
+            tc->variants[k].aligned = same_ops(tc->variants[k - 1].trace, tc->variants[k].trace);
+    }
+    if (rc) return rc;
+    tc->trace = tc->variants[0].trace;
+    tc->trace_gpu = tc->variants[0].gpu;
+    return (tc->trace_path = colo_strdup(tc->variants[0].path)) ? 0 : COLO_ENOMEM;
+}
+
+/* batching = { max_batch; max_delay_ms; }; queue_limit; deadline_ms */
+static int read_batching(const colo_cfg_reader_t *r, const config_setting_t *t,
+                         colo_tenant_cfg_t *tc)
+{
+    static const char *const keys[] = {"max_batch", "max_delay_ms", NULL};
+    const config_setting_t *b;
+    long long v;
+    double ms;
+    int rc = colo_cfg_aggregate(r, t, "batching", 0, CONFIG_TYPE_GROUP, &b);
+    if (rc < 0) return rc;
+    if (b) {
+        if ((rc = colo_cfg_check_keys(r, b, keys)) ||
+            (rc = colo_cfg_int(r, b, "max_batch", POS, &v)))
+            return rc;
+        if (v > COLO_MAX_BATCH)
+            return colo_cfg_error(r, config_setting_get_member(b, "max_batch"), COLO_ERANGE,
+                                  "%lld: at most %d", v, COLO_MAX_BATCH);
+        tc->max_batch = (int)v;
+        ms = 0;
+        if ((rc = colo_cfg_double(r, b, "max_delay_ms", COLO_CFG_NONNEG, &ms)) < 0) return rc;
+        if (ms > 1e6)
+            return colo_cfg_error(r, config_setting_get_member(b, "max_delay_ms"), COLO_ERANGE,
+                                  "too long");
+        tc->max_delay = colo_time_from_ns(ms * 1e6);
+    }
+    if ((rc = colo_cfg_int(r, t, "queue_limit", COLO_CFG_POSITIVE, &tc->queue_limit)) < 0)
+        return rc;
+    ms = 0;
+    if ((rc = colo_cfg_double(r, t, "deadline_ms", COLO_CFG_POSITIVE, &ms)) < 0) return rc;
+    if (ms > 1e9)
+        return colo_cfg_error(r, config_setting_get_member(t, "deadline_ms"), COLO_ERANGE,
+                              "too long");
+    tc->deadline = colo_time_from_ns(ms * 1e6);
+    return 0;
+}
+
+/* instances = N; cuda_graphs = true; fp32_math = "pytorch" | "fp32" | "tf32" */
+static int read_execution(const colo_cfg_reader_t *r, const config_setting_t *t,
+                          colo_tenant_cfg_t *tc)
+{
+    long long v = 1;
+    int rc = colo_cfg_int(r, t, "instances", COLO_CFG_POSITIVE, &v);
+    if (rc < 0) return rc;
+    if (v > COLO_MAX_INSTANCES)
+        return colo_cfg_error(r, config_setting_get_member(t, "instances"), COLO_ERANGE,
+                              "%lld requests in flight: at most %d", v, COLO_MAX_INSTANCES);
+    tc->instances = (int)v;
+    if ((rc = colo_cfg_bool(r, t, "cuda_graphs", 0, &tc->cuda_graphs)) < 0) return rc;
+    const char *m = NULL;
+    if ((rc = colo_cfg_string(r, t, "fp32_math", 0, &m)) < 0) return rc;
+    tc->fp32_math = COLO_FP32_PYTORCH;
+    if (m && (tc->fp32_math = colo_fp32_math_parse(m)) == COLO_FP32_POLICIES)
+        return colo_cfg_error(r, config_setting_get_member(t, "fp32_math"), COLO_EINVAL,
+                              "'%s': use \"pytorch\" (PyTorch's defaults: convolutions on TF32, "
+                              "matmuls in FP32), \"fp32\" or \"tf32\"",
+                              m);
+    return 0;
+}
+
+/* channels = "0-19,40-59" (DRAM channels its memory is on), or colour = k of sharing.colours;
+ * pcie_weight = w (fair PCIe). */
+static int read_colour(const colo_cfg_reader_t *r, const config_setting_t *t, colo_scenario_t *sc,
+                       colo_tenant_cfg_t *tc)
+{
+    const colo_gpu_t *g = sc->gpu;
+    const config_setting_t *cs = config_setting_get_member(t, "channels"),
+                           *ks = config_setting_get_member(t, "colour");
+    tc->colour = -1;
+    tc->pcie_weight = 1.0;
+    int rc = colo_cfg_double(r, t, "pcie_weight", COLO_CFG_POSITIVE, &tc->pcie_weight);
+    if (rc < 0) return rc;
+    if (tc->pcie_weight > 1e6)
+        return colo_cfg_error(r, config_setting_get_member(t, "pcie_weight"), COLO_ERANGE,
+                              "at most 1e6");
+    if (!cs && !ks) return 0;
+    if (cs && ks)
+        return colo_cfg_error(r, ks, COLO_EINVAL, "give channels or colour, not both");
+    if (sc->sharing.mode == COLO_SHARE_MIG)
+        return colo_cfg_error(r, cs ? cs : ks, COLO_EINVAL,
+                              "a MIG instance's memory slices fix its DRAM channels");
+    int nch = g->memory.channels < COLO_HW_MAX_UNITS ? g->memory.channels : COLO_HW_MAX_UNITS;
+    if (!(tc->channels = colo_calloc((size_t)nch, sizeof *tc->channels))) return COLO_ENOMEM;
+    if (ks) {
+        long long k;
+        if ((rc = colo_cfg_int(r, t, "colour", COLO_CFG_NONNEG, &k))) return rc;
+        if (sc->sharing.colours < 2)
+            return colo_cfg_error(r, ks, COLO_EINVAL,
+                                  "colours are shared out by sharing.colours = N (N >= 2)");
+        if (k >= sc->sharing.colours)
+            return colo_cfg_error(r, ks, COLO_ERANGE, "%lld: colours are 0 to %d", k,
+                                  sc->sharing.colours - 1);
+        tc->colour = (int)k;
+        int lo = (int)(k * nch / sc->sharing.colours),
+            hi = (int)((k + 1) * nch / sc->sharing.colours);
+        for (int c = lo; c < hi; c++)
+            tc->channels[tc->n_channels++] = c;
+        return 0;
+    }
+    const char *spec;
+    if ((rc = colo_cfg_string(r, t, "channels", COLO_CFG_REQUIRED, &spec))) return rc;
+    bool seen[COLO_HW_MAX_UNITS] = {false};
+    const char *p = spec;
+    while (*p) {
+        char *end;
+        long a = strtol(p, &end, 10), b = a;
+        if (end == p || a < 0) break;
+        p = end;
+        if (*p == '-') {
+            b = strtol(p + 1, &end, 10);
+            if (end == p + 1) break;
+            p = end;
+        }
+        if (b < a || b >= nch)
+            return colo_cfg_error(r, cs, COLO_ERANGE,
+                                  "'%s': channels are 0 to %d on %s, ranges low-high", spec,
+                                  nch - 1, g->name);
+        for (long c = a; c <= b; c++)
+            if (!seen[c]) seen[c] = true, tc->channels[tc->n_channels++] = (int)c;
+        if (*p == ',') p++;
+        else if (*p) break;
+    }
+    if (*p || tc->n_channels == 0)
+        return colo_cfg_error(r, cs, COLO_EINVAL,
+                              "'%s': a list of DRAM channels and ranges, \"0-19,40-59\"", spec);
+    return 0;
+}
+
+int colo_scenario_read_tenant(const colo_cfg_reader_t *r, const config_setting_t *t, colo_scenario_t *sc,
+                       size_t i)
+{
+    static const char *const keys[] = {"name",
+                                       "trace",
+                                       "traces",
+                                       "arrival",
+                                       "slo_ms",
+                                       "memory_gib",
+                                       "active_thread_percentage",
+                                       "priority",
+                                       "memory_limit_gib",
+                                       "sms",
+                                       "instance",
+                                       "batching",
+                                       "queue_limit",
+                                       "deadline_ms",
+                                       "class",
+                                       "command",
+                                       "instances",
+                                       "cuda_graphs",
+                                       "fp32_math",
+                                       "llm",
+                                       "tokens",
+                                       "slo_ttft_ms",
+                                       "slo_tpot_ms",
+                                       "channels",
+                                       "colour",
+                                       "pcie_weight",
+                                       NULL};
+    colo_tenant_cfg_t *tc = &sc->tenants[i];
+    if (!config_setting_is_group(t))
+        return colo_cfg_error(r, t, COLO_EINVAL, "each tenant must be a group { ... }");
+    int rc = colo_cfg_check_keys(r, t, keys);
+    if (rc) return rc;
+    const char *name;
+    if ((rc = colo_cfg_string(r, t, "name", REQ, &name))) return rc;
+    const config_setting_t *ns = config_setting_get_member(t, "name");
+    if (!valid_name(name) || strlen(name) > 64)
+        return colo_cfg_error(r, ns, COLO_EINVAL, "'%s': use up to 64 letters, digits and _ - +",
+                              name);
+    for (size_t j = 0; j < i; j++)
+        if (strcmp(sc->tenants[j].name, name) == 0)
+            return colo_cfg_error(r, ns, COLO_EINVAL, "tenant name '%s' is used twice", name);
+    if (!(tc->name = colo_strdup(name))) return COLO_ENOMEM;
+
+    const config_setting_t *llm = config_setting_get_member(t, "llm");
+    if (llm) {
+        static const char *const not_llm[] = {"trace",     "traces",      "batching",
+                                              "deadline_ms", "instances", "cuda_graphs",
+                                              "fp32_math", NULL};
+        for (int k = 0; not_llm[k]; k++)
+            if (config_setting_get_member(t, not_llm[k]))
+                return colo_cfg_error(r, config_setting_get_member(t, not_llm[k]), COLO_EINVAL,
+                                      "an LLM tenant (llm = {...}) runs its profile with "
+                                      "continuous batching: leave %s out",
+                                      not_llm[k]);
+    } else {
+        static const char *const llm_only[] = {"tokens", "slo_ttft_ms", "slo_tpot_ms", NULL};
+        for (int k = 0; llm_only[k]; k++)
+            if (config_setting_get_member(t, llm_only[k]))
+                return colo_cfg_error(r, config_setting_get_member(t, llm_only[k]), COLO_EINVAL,
+                                      "for LLM tenants only (llm = { profile = ...; })");
+        if ((rc = read_variants(r, t, sc, tc))) return rc;
+    }
+    if ((rc = read_batching(r, t, tc))) return rc;
+
+    const config_setting_t *a;
+    if ((rc = colo_cfg_aggregate(r, t, "arrival", REQ, CONFIG_TYPE_GROUP, &a))) return rc;
+    if ((rc = colo_arrival_parse(&tc->arrival, r, a, sc->dir))) return rc;
+    if (llm && (rc = colo_llm_cfg_read(r, t, sc->dir, tc->arrival.path != NULL, &tc->llm)))
+        return rc;
+
+    rc = colo_cfg_double(r, t, "slo_ms", COLO_CFG_POSITIVE, &tc->slo_ms);
+    if (rc < 0) return rc;
+    if (tc->slo_ms > MAX_SECONDS * 1e3)
+        return colo_cfg_error(r, config_setting_get_member(t, "slo_ms"), COLO_ERANGE, "too large");
+    tc->slo = colo_time_from_ns(tc->slo_ms * 1e6);
+
+    long long v;
+    if ((rc = colo_cfg_double(r, t, "memory_gib", COLO_CFG_NONNEG, &tc->memory_gib)) < 0 ||
+        (rc = colo_cfg_double(r, t, "memory_limit_gib", COLO_CFG_POSITIVE, &tc->memory_limit_gib)) <
+            0)
+        return rc;
+    /* no GPU has a petabyte: larger is a typo, and would print as a 300-digit number */
+    if (tc->memory_gib > 1e6 || tc->memory_limit_gib > 1e6)
+        return colo_cfg_error(r,
+                              config_setting_get_member(t, tc->memory_gib > 1e6
+                                                                ? "memory_gib"
+                                                                : "memory_limit_gib"),
+                              COLO_ERANGE, "at most 1,000,000 GiB");
+    tc->active_thread_percentage = 100;
+    rc = colo_cfg_int(r, t, "active_thread_percentage", COLO_CFG_POSITIVE, &v);
+    if (rc < 0) return rc;
+    if (rc == 0) {
+        if (v > 100)
+            return colo_cfg_error(r, config_setting_get_member(t, "active_thread_percentage"),
+                                  COLO_ERANGE, "a percentage: 1 to 100 (got %lld)", v);
+        tc->active_thread_percentage = (int)v;
+    }
+    rc = colo_cfg_int(r, t, "priority", COLO_CFG_NONNEG, &v);
+    if (rc < 0) return rc;
+    if (rc == 0) {
+        if (v > 1)
+            return colo_cfg_error(r, config_setting_get_member(t, "priority"), COLO_ERANGE,
+                                  "MPS client priority is 0 (normal) or 1 (below normal)");
+        tc->priority = (int)v;
+    }
+    rc = colo_cfg_int(r, t, "sms", COLO_CFG_POSITIVE, &v);
+    if (rc < 0) return rc;
+    if (rc == 0) {
+        if (v > sc->gpu->sm.count)
+            return colo_cfg_error(r, config_setting_get_member(t, "sms"), COLO_ERANGE,
+                                  "%lld SMs: %s has %d", v, sc->gpu->name, sc->gpu->sm.count);
+        tc->sms_asked = (int)v;
+    }
+    const char *cls = NULL;
+    if ((rc = colo_cfg_string(r, t, "class", 0, &cls)) < 0) return rc;
+    if (cls && strcmp(cls, "best_effort") == 0)
+        tc->cls = COLO_CLASS_BEST_EFFORT;
+    else if (cls && strcmp(cls, "latency") != 0)
+        return colo_cfg_error(r, config_setting_get_member(t, "class"), COLO_EINVAL,
+                              "'%s': use \"latency\" or \"best_effort\"", cls);
+    const char *inst = NULL;
+    if ((rc = colo_cfg_string(r, t, "instance", 0, &inst)) < 0) return rc;
+    if (inst && !(tc->instance_name = colo_strdup(inst))) return COLO_ENOMEM;
+    const char *cmd = NULL;
+    if ((rc = colo_cfg_string(r, t, "command", 0, &cmd)) < 0) return rc;
+    if (cmd && !cmd[strspn(cmd, " \t")])
+        return colo_cfg_error(r, config_setting_get_member(t, "command"), COLO_EINVAL,
+                              "an empty command: leave the key out for synthetic kernels");
+    if (cmd && !(tc->command = colo_strdup(cmd))) return COLO_ENOMEM;
+    if ((rc = read_colour(r, t, sc, tc))) return rc;
+    return read_execution(r, t, tc);
+}
+
+
+/* An LLM tenant once its place is known: its KV cache from its memory, and its trace (the
+ * prefill of a typical request) in the scenario's table. */
+int colo_scenario_resolve_llm(const colo_cfg_reader_t *r, const config_setting_t *t, colo_scenario_t *sc,
+                       size_t i)
+{
+    colo_tenant_cfg_t *tc = &sc->tenants[i];
+    double mem = sc->gpu->memory.size_gib;
+    const char *from = "the GPU's memory";
+    if (tc->memory_limit_gib > 0) {
+        mem = tc->memory_limit_gib, from = "memory_limit_gib";
+    } else if (tc->memory_gib > 0) {
+        mem = tc->memory_gib, from = "memory_gib";
+    } else if (sc->sharing.mode == COLO_SHARE_MIG) {
+        mem = sc->sharing.instances[tc->instance].profile->memory_gib;
+        from = "its MIG instance's memory";
+    }
+    /* an engine takes its share of the memory it is given: beside others, say how much */
+    size_t sharing = 0;
+    for (size_t j = 0; j < sc->n_tenants; j++)
+        sharing += sc->sharing.mode != COLO_SHARE_MIG || sc->tenants[j].instance == tc->instance;
+    if (sharing > 1 && tc->memory_limit_gib <= 0 && tc->memory_gib <= 0 &&
+        !config_setting_get_member(config_setting_get_member(t, "llm"), "kv_cache_gib"))
+        return colo_cfg_error(r, config_setting_get_member(t, "llm"), COLO_EINVAL,
+                              "beside other tenants an LLM tenant needs memory_gib (or "
+                              "memory_limit_gib, or llm.kv_cache_gib): its engine takes %.0f %% "
+                              "of the memory it is given, and %s would leave none to the others",
+                              tc->llm->gpu_memory_utilization * 100, from);
+    int rc = colo_llm_cfg_resolve(r, t, tc->llm, &tc->arrival, mem, from);
+    if (rc) return rc;
+    colo_trace_t *tr;
+    if ((rc = colo_llm_cfg_trace(tc->llm, &tr, r->err))) return rc;
+    colo_trace_t **nt = colo_realloc(sc->traces, (sc->n_traces + 1) * sizeof *nt);
+    if (nt) sc->traces = nt;
+    colo_gpu_t **ng = nt ? colo_realloc(sc->trace_gpus, (sc->n_traces + 1) * sizeof *ng) : NULL;
+    if (ng) sc->trace_gpus = ng;
+    colo_gpu_t *g = NULL;
+    const char *slash = strrchr(tc->llm->profile_path, '/');
+    char pdir[4096] = "";
+    if (slash) snprintf(pdir, sizeof pdir, "%.*s", (int)(slash - tc->llm->profile_path),
+                        tc->llm->profile_path);
+    const char *cal = strcmp(tr->gpu, sc->gpu->name) == 0 ? sc->calibration : NULL;
+    if (nt && ng)
+        rc = colo_gpu_open(tr->gpu, pdir, cal, &g, tc->llm->profile_path, 0, "gpu", r->err);
+    if (!nt || !ng || rc) {
+        colo_trace_free(tr);
+        return rc ? rc : COLO_ENOMEM;
+    }
+    sc->traces[sc->n_traces] = tr;
+    sc->trace_gpus[sc->n_traces] = g;
+    sc->n_traces++;
+    if (!(tc->variants = colo_calloc(1, sizeof *tc->variants))) return COLO_ENOMEM;
+    tc->n_variants = 1;
+    tc->variants[0].trace = tc->trace = tr;
+    tc->variants[0].gpu = tc->trace_gpu = g;
+    if (!(tc->variants[0].path = colo_strdup(tc->llm->profile_path)) ||
+        !(tc->trace_path = colo_strdup(tc->llm->profile_path)))
+        return COLO_ENOMEM;
+    return 0;
+}
+
