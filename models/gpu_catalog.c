@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static int is_file(const char *p)
 {
@@ -19,7 +20,24 @@ static int is_file(const char *p)
     return stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-/* Calls fn(dir, ctx) for each search directory until fn returns non-zero. */
+/* The installed data beside the running program: EXE_DIR/../share/colosim/gpus, so that an
+ * installed prefix can be moved anywhere. Empty when /proc/self/exe cannot be read. */
+static void exe_relative_dir(char *buf, size_t n)
+{
+    char exe[4096];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    buf[0] = '\0';
+    if (len <= 0) return;
+    exe[len] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (!slash) return;
+    *slash = '\0';
+    snprintf(buf, n, "%s/../share/colosim/gpus", exe);
+}
+
+/* Calls fn(dir, ctx) for each search directory until fn returns non-zero: $COLOSIM_GPU_PATH
+ * (colon-separated), $COLOSIM_DATA_DIR/gpus, the installed data beside the program, the source
+ * tree's models/gpus, the configure-time install prefix's. */
 static int each_dir(int (*fn)(const char *dir, void *ctx), void *ctx)
 {
     const char *env = getenv("COLOSIM_GPU_PATH");
@@ -32,8 +50,28 @@ static int each_dir(int (*fn)(const char *dir, void *ctx), void *ctx)
             if (rc) return rc;
         }
     }
-    int rc = fn(COLO_SOURCE_GPU_DIR, ctx);
+    char dir[4200];
+    const char *data = getenv("COLOSIM_DATA_DIR");
+    int rc = 0;
+    if (data && *data) {
+        snprintf(dir, sizeof dir, "%s/gpus", data);
+        if ((rc = fn(dir, ctx))) return rc;
+    }
+    exe_relative_dir(dir, sizeof dir);
+    if (dir[0] && (rc = fn(dir, ctx))) return rc;
+    rc = fn(COLO_SOURCE_GPU_DIR, ctx);
     return rc ? rc : fn(COLO_INSTALL_GPU_DIR, ctx);
+}
+
+void colo_gpu_search_path(char *buf, size_t n)
+{
+    const char *env = getenv("COLOSIM_GPU_PATH"), *data = getenv("COLOSIM_DATA_DIR");
+    char exe[4200];
+    exe_relative_dir(exe, sizeof exe);
+    snprintf(buf, n, "%s%s%s%s%s%s%s, %s", env && *env ? env : "",
+             env && *env ? ", " : "", data && *data ? data : "",
+             data && *data ? "/gpus, " : "", exe, exe[0] ? ", " : "", COLO_SOURCE_GPU_DIR,
+             COLO_INSTALL_GPU_DIR);
 }
 
 struct find_ctx {
@@ -141,6 +179,15 @@ int colo_gpu_open(const char *name, const char *base_dir, const char *calibratio
             }
         }
         colo_gpu_names_free(names, n);
+        if (!n) { /* no GPU description anywhere: an install without its data */
+            char where[2048];
+            colo_gpu_search_path(where, sizeof where);
+            return colo_error_set(err, COLO_ENOENT, source, line, key,
+                                  "unknown GPU '%s': no GPU descriptions found in %s (set "
+                                  "COLOSIM_DATA_DIR to the folder holding gpus/, or give a path "
+                                  "to a .cfg file)",
+                                  name, where);
+        }
         return colo_error_set(err, COLO_ENOENT, source, line, key,
                               "unknown GPU '%s' (known: %s; or give a path to a .cfg file)", name,
                               list);

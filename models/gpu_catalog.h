@@ -10,9 +10,14 @@
 
 /* Resolves a GPU name to a description file. A name containing '/' or ending in ".cfg" is a
  * path, relative to base_dir when not absolute (base_dir may be NULL). Otherwise NAME.cfg is
- * searched in $COLOSIM_GPU_PATH (colon-separated), the source tree's models/gpus, then the
- * installed share/colosim/gpus. Writes the path into buf; 0 or COLO_ENOENT. */
+ * searched in $COLOSIM_GPU_PATH (colon-separated), $COLOSIM_DATA_DIR/gpus, the program's
+ * ../share/colosim/gpus (an installed prefix, wherever it was moved), the source tree's
+ * models/gpus, then the configure-time prefix's share/colosim/gpus. Writes the path into buf;
+ * 0 or COLO_ENOENT. */
 int colo_gpu_resolve(const char *name, const char *base_dir, char *buf, size_t n);
+
+/* The folders searched for GPU descriptions, in order, comma-separated, for messages. */
+void colo_gpu_search_path(char *buf, size_t n);
 
 /* Finds and loads a GPU by name (as colo_gpu_resolve). An unknown name gets an error that lists
  * the known ones, reported at (source, line, key). calibration: NULL or "auto" applies the

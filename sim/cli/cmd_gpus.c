@@ -162,6 +162,16 @@ static int cmd_gpus(int argc, char **argv)
         fprintf(stderr, "colosim: out of memory\n");
         return 1;
     }
+    if (!n) { /* an install without its data must not look like an empty catalogue */
+        char where[2048];
+        colo_gpu_search_path(where, sizeof where);
+        fprintf(stderr,
+                "colosim: no GPU descriptions found in %s; set COLOSIM_DATA_DIR to the folder "
+                "holding gpus/ (an installed prefix's share/colosim)\n",
+                where);
+        colo_gpu_names_free(names, n);
+        return EXIT_INPUT;
+    }
     printf("%-11s %-30s %4s %9s %-6s %9s %6s  %-11s %s\n", "name", "GPU", "SMs", "memory", "",
            "DRAM GB/s", "L2 MB", "MIG", "calibrated");
     int status = 0;

@@ -41,14 +41,15 @@ static const char usage_main[] =
     "                a calibration file from published gpu-benches micro-benchmark results\n"
     "  validate [DIR]\n"
     "                predictions against published measurements, case by case, with errors\n"
-    "  version       print the version\n"
+    "  version       print the version (also -V, --version)\n"
     "  help [COMMAND]\n"
     "\n"
     "Exit status: 0 success, 1 failure while running, 2 bad input or usage; 130 or 143 when\n"
     "run, sweep or search was stopped by SIGINT or SIGTERM (outputs whole or not written).\n"
     "Ended by SIGHUP or SIGPIPE, or by SIGINT or SIGTERM in another command, colosim removes\n"
     "the outputs it had not finished and dies of the signal.\n"
-    "GPU descriptions are searched in $COLOSIM_GPU_PATH, then " COLO_SOURCE_GPU_DIR ",\n"
+    "GPU descriptions are searched in $COLOSIM_GPU_PATH, $COLOSIM_DATA_DIR/gpus, the\n"
+    "program's ../share/colosim/gpus, then " COLO_SOURCE_GPU_DIR ",\n"
     "then " COLO_INSTALL_GPU_DIR ".\n";
 
 /* Every command; to add one, write cmd_NAME.c defining colo_cli_NAME and list it here. */
@@ -80,12 +81,17 @@ int main(int argc, char **argv)
         if (cmd->stoppable) colo_stop_install(); /* outputs written whole, or none */
         return cmd->main(argc - 1, argv + 1);
     }
-    if (strcmp(name, "version") == 0 || strcmp(name, "--version") == 0) {
+    if (strcmp(name, "version") == 0 || strcmp(name, "--version") == 0 ||
+        strcmp(name, "-V") == 0) {
         printf("colosim %s\n", COLO_VERSION);
         return 0;
     }
     if (strcmp(name, "help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "--help") == 0) {
         const colo_cli_command_t *topic = argc > 2 ? find(argv[2]) : NULL;
+        if (argc > 2 && !topic && strcmp(argv[2], "version") != 0 && strcmp(argv[2], "help")) {
+            fprintf(stderr, "colosim: no help on '%s': not a command\n\n%s", argv[2], usage_main);
+            return EXIT_INPUT;
+        }
         fputs(topic ? topic->usage : usage_main, stdout);
         return 0;
     }

@@ -156,6 +156,13 @@ int colo_cli_parse_scenario_opts(int argc, char **argv, const char *usage, int a
     for (size_t k = 0; k < 3; k++)
         if (outs[k] && colo_cli_same_file(outs[k], o->file))
             return colo_cli_usage_error(usage, "%s would overwrite the scenario itself", outs[k]);
+    static const char *const names[] = {"-o", "--timeline", "--csv"};
+    for (size_t k = 0; k < 3; k++) /* two outputs to one file: the second would replace the first */
+        for (size_t j = k + 1; j < 3; j++)
+            if (outs[k] && outs[j] && strcmp(outs[k], "-") != 0 &&
+                (strcmp(outs[k], outs[j]) == 0 || colo_cli_same_file(outs[k], outs[j])))
+                return colo_cli_usage_error(usage, "%s and %s name the same file '%s'", names[k],
+                                            names[j], outs[k]);
     if (o->tl_end && !o->timeline)
         return colo_cli_usage_error(usage, "%s", "--timeline-window needs --timeline FILE");
     if (o->timeline && o->compare)

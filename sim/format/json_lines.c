@@ -16,7 +16,8 @@ int colo_check_input_file(const char *path, colo_error_t *err)
 {
     struct stat st;
     if (stat(path, &st) != 0)
-        return colo_error_set(err, COLO_EIO, path, 0, NULL, "cannot open: %s", strerror(errno));
+        return colo_error_set(err, errno == ENOENT ? COLO_ENOENT : COLO_EIO, path, 0, NULL,
+                              "cannot open: %s", strerror(errno));
     if (S_ISDIR(st.st_mode))
         return colo_error_set(err, COLO_EINVAL, path, 0, NULL, "a folder, not a file");
     return 0;
@@ -114,7 +115,9 @@ static int read_file(const char *path, char **buf, size_t *len, bool stoppable, 
     FILE *f = fopen(path, "rb"); /* a FIFO waits here for its writer: a signal ends the wait */
     if (!f && errno == EINTR && stoppable && colo_stop_requested())
         return colo_error_set(err, COLO_EINTR, path, 0, NULL, "interrupted while opening");
-    if (!f) return colo_error_set(err, COLO_EIO, path, 0, NULL, "cannot open: %s", strerror(errno));
+    if (!f)
+        return colo_error_set(err, errno == ENOENT ? COLO_ENOENT : COLO_EIO, path, 0, NULL,
+                              "cannot open: %s", strerror(errno));
     /* A regular file is read into one buffer of its size (+1, so that the read that meets the
      * end needs no more room); a pipe or a file that grows meanwhile is read 64 KiB at a time.
      * Each piece is checked as it comes: a NUL byte ends the read (text files only come here,

@@ -12,7 +12,8 @@
 #include <stddef.h>
 
 /* Reads the whole text file at path into *buf (colo_free), its length into *len; a pipe or a
- * device is read to its end. Errors: COLO_EIO (cannot open/read), COLO_EINVAL (a folder),
+ * device is read to its end. Errors: COLO_ENOENT (no such file), COLO_EIO (cannot open or
+ * read), COLO_EINVAL (a folder),
  * COLO_EPARSE (a NUL byte, with its line), COLO_EINTR (SIGINT/SIGTERM while reading),
  * COLO_ENOMEM. */
 int colo_read_file(const char *path, char **buf, size_t *len, colo_error_t *err);

@@ -137,7 +137,7 @@ static json_t *tenant_json(const colo_sim_t *sim, const colo_tenant_run_t *t)
     if (o && (json_object_set_new(o, "goodput_rps",
                                   c->slo > 0 || (c->llm && (c->llm->slo_ttft > 0 ||
                                                             c->llm->slo_tpot > 0))
-                                      ? json_real((double)t->slo_met / COLO_TO_S(window))
+                                      ? json_real((double)t->good_in_window / COLO_TO_S(window))
                                       : json_null()) ||
               (c->llm && json_object_set_new(o, "llm", llm_json(sim, t))) ||
               json_object_set_new(o, "instances", json_integer(t->n_streams)) ||
@@ -393,6 +393,17 @@ void colo_results_print(json_t *r, FILE *f)
         char rate[16] = "-";
         double rv = num(json_object_get(t, "arrival"), "rate");
         if (rv > 0) snprintf(rate, sizeof rate, "%.1f", rv);
+        bool none = json_integer_value(json_object_get(t, "completed")) == 0;
+        if (none) { /* no latency to show: "-", not 0 */
+            fprintf(f, "%-16.16s %s %7s %7lld %5lld %5lld %8.1f | %8s %8s %8s %8s %8s | %7s %7s\n",
+                    json_string_value(json_object_get(t, "name")),
+                    ms8(num(t, "isolated_ms"), b[0]), rate,
+                    (long long)json_integer_value(json_object_get(t, "arrived")),
+                    (long long)json_integer_value(json_object_get(t, "dropped")),
+                    (long long)json_integer_value(json_object_get(t, "in_flight")),
+                    num(t, "throughput_rps"), "-", "-", "-", "-", "-", slo_s, att_s);
+            continue;
+        }
         fprintf(f, "%-16.16s %s %7s %7lld %5lld %5lld %8.1f | %s %s %s %s %s | %7s %7s\n",
                 json_string_value(json_object_get(t, "name")), ms8(num(t, "isolated_ms"), b[0]),
                 rate, (long long)json_integer_value(json_object_get(t, "arrived")),

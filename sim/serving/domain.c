@@ -1,6 +1,6 @@
 /* domain.c: execution domains: kernels on the hardware model and their timeline lanes, the
  * hooks of time-slicing, copies, kernel schedulers (dispatch, preemption), and the domains and
- * partitions built for the scenario's sharing mechanism. */
+ * partitions built for the scenario's sharing mechanism, and the names of the timeline's tracks. */
 #include "serving_internal.h"
 #include "alloc.h"
 #include "errors.h"
@@ -510,4 +510,55 @@ int colo_domain_build(colo_sim_t *sim)
         }
     }
     return rc;
+}
+
+/* ---- the timeline's tracks ---- */
+
+int colo_sim_set_timeline(colo_sim_t *sim, colo_timeline_t *tl)
+{
+    sim->tl = tl;
+    if (!tl) return 0;
+    colo_free(sim->lanes);
+    colo_free(sim->copy_lanes);
+    /* per SM set, and per copy-engine domain and direction: lanes in use, lanes named */
+    sim->lanes = colo_calloc(2 * sim->hw.sm.n_sets + 1, sizeof *sim->lanes);
+    sim->copy_lanes = colo_calloc(4 * sim->hw.n_ce + 1, sizeof *sim->copy_lanes);
+    if (!sim->lanes || !sim->copy_lanes) {
+        sim->tl = NULL;
+        return COLO_ENOMEM;
+    }
+    char name[160];
+    colo_timeline_name(tl, COLO_TL_TENANTS, 0, "tenants (batches, kernels)", 1);
+    colo_timeline_name(tl, COLO_TL_COPIES, 0, "copy engines", 2);
+    colo_timeline_name(tl, COLO_TL_COUNTERS, 0, "counters", 3);
+    for (size_t i = 0; i < sim->n; i++) {
+        colo_tenant_run_t *t = &sim->t[i];
+        for (int k = 0; k < t->n_streams; k++) {
+            if (t->n_streams == 1)
+                snprintf(name, sizeof name, "%s (%s)", t->cfg->name, t->cfg->trace->model);
+            else
+                snprintf(name, sizeof name, "%s (%s), instance %d", t->cfg->name,
+                         t->cfg->trace->model, k + 1);
+            colo_timeline_name(tl, COLO_TL_TENANTS, colo_serving_stream_tid(&t->streams[k]), name,
+                               (int)i * 64 + k);
+        }
+        /* a partition's track, named once by its first tenant */
+        bool first = true;
+        for (size_t j = 0; j < i; j++)
+            first &= sim->t[j].place.sm_set != t->place.sm_set;
+        if (first) {
+            int sharers = 0;
+            for (size_t j = 0; j < sim->n; j++)
+                sharers += sim->t[j].place.sm_set == t->place.sm_set ? sim->t[j].n_streams : 0;
+            const char *how = sharers == 1 ? "one stream"
+                              : t->dom->kind == COLO_DOM_CONCURRENT || t->dom->ts_exec
+                                  ? "kernels co-reside"
+                                  : "one context at a time";
+            int pid = COLO_TL_PARTITIONS + (int)t->place.sm_set;
+            snprintf(name, sizeof name, "SM partition %u: %d SMs, %s", t->place.sm_set,
+                     colo_hw_set_sms(&sim->hw, t->place.sm_set), how);
+            colo_timeline_name(tl, pid, 0, name, pid);
+        }
+    }
+    return 0;
 }

@@ -408,16 +408,19 @@ static void complete(colo_tenant_run_t *t, int id)
     kv_release(t, r);
     run_remove(L, id);
     L->tokens_of_completed += (uint64_t)r->output;
-    if (in_window(sim, now)) t->finished_in_window++;
+    colo_time_t e2e = now - r->arrival, ttft = r->first - r->arrival;
+    colo_time_t tpot = r->output > 1 ? (now - r->first) / (r->output - 1) : 0;
+    bool met = (c->slo_ttft == 0 || ttft <= c->slo_ttft) &&
+               (c->slo_tpot == 0 || r->output < 2 || tpot <= c->slo_tpot) &&
+               (t->cfg->slo == 0 || e2e <= t->cfg->slo);
+    if (in_window(sim, now)) {
+        t->finished_in_window++;
+        t->good_in_window += met;
+    }
     if (in_window(sim, r->arrival)) {
-        colo_time_t e2e = now - r->arrival, ttft = r->first - r->arrival;
-        colo_time_t tpot = r->output > 1 ? (now - r->first) / (r->output - 1) : 0;
         t->completed++;
         t->queue_ns += (double)ttft;
         t->exec_ns += (double)(now - r->first);
-        bool met = (c->slo_ttft == 0 || ttft <= c->slo_ttft) &&
-                   (c->slo_tpot == 0 || r->output < 2 || tpot <= c->slo_tpot) &&
-                   (t->cfg->slo == 0 || e2e <= t->cfg->slo);
         if (met) t->slo_met++;
         int rc = colo_samples_push(&t->latency, e2e);
         if (!rc) rc = colo_samples_push(&L->ttft, ttft);

@@ -162,7 +162,10 @@ static void request_done(colo_stream_run_t *s)
     if (sim->tl) timeline_batch(s);
     for (int k = 0; k < s->n_batch; k++) {
         struct colo_request q = s->batch[k];
-        if (in_window(sim, now)) t->finished_in_window++;
+        if (in_window(sim, now)) {
+            t->finished_in_window++;
+            if (t->cfg->slo > 0 && now - q.arrival <= t->cfg->slo) t->good_in_window++;
+        }
         if (in_window(sim, q.arrival)) {
             colo_time_t lat = now - q.arrival;
             t->completed++;
@@ -748,53 +751,4 @@ void colo_sim_free(colo_sim_t *sim)
     if (sim->hw_ready) colo_hw_fini(&sim->hw);
     colo_eq_fini(&sim->eq);
     colo_free(sim);
-}
-
-int colo_sim_set_timeline(colo_sim_t *sim, colo_timeline_t *tl)
-{
-    sim->tl = tl;
-    if (!tl) return 0;
-    colo_free(sim->lanes);
-    colo_free(sim->copy_lanes);
-    /* per SM set, and per copy-engine domain and direction: lanes in use, lanes named */
-    sim->lanes = colo_calloc(2 * sim->hw.sm.n_sets + 1, sizeof *sim->lanes);
-    sim->copy_lanes = colo_calloc(4 * sim->hw.n_ce + 1, sizeof *sim->copy_lanes);
-    if (!sim->lanes || !sim->copy_lanes) {
-        sim->tl = NULL;
-        return COLO_ENOMEM;
-    }
-    char name[160];
-    colo_timeline_name(tl, COLO_TL_TENANTS, 0, "tenants (batches, kernels)", 1);
-    colo_timeline_name(tl, COLO_TL_COPIES, 0, "copy engines", 2);
-    colo_timeline_name(tl, COLO_TL_COUNTERS, 0, "counters", 3);
-    for (size_t i = 0; i < sim->n; i++) {
-        colo_tenant_run_t *t = &sim->t[i];
-        for (int k = 0; k < t->n_streams; k++) {
-            if (t->n_streams == 1)
-                snprintf(name, sizeof name, "%s (%s)", t->cfg->name, t->cfg->trace->model);
-            else
-                snprintf(name, sizeof name, "%s (%s), instance %d", t->cfg->name,
-                         t->cfg->trace->model, k + 1);
-            colo_timeline_name(tl, COLO_TL_TENANTS, colo_serving_stream_tid(&t->streams[k]), name,
-                               (int)i * 64 + k);
-        }
-        /* a partition's track, named once by its first tenant */
-        bool first = true;
-        for (size_t j = 0; j < i; j++)
-            first &= sim->t[j].place.sm_set != t->place.sm_set;
-        if (first) {
-            int sharers = 0;
-            for (size_t j = 0; j < sim->n; j++)
-                sharers += sim->t[j].place.sm_set == t->place.sm_set ? sim->t[j].n_streams : 0;
-            const char *how = sharers == 1 ? "one stream"
-                              : t->dom->kind == COLO_DOM_CONCURRENT || t->dom->ts_exec
-                                  ? "kernels co-reside"
-                                  : "one context at a time";
-            int pid = COLO_TL_PARTITIONS + (int)t->place.sm_set;
-            snprintf(name, sizeof name, "SM partition %u: %d SMs, %s", t->place.sm_set,
-                     colo_hw_set_sms(&sim->hw, t->place.sm_set), how);
-            colo_timeline_name(tl, pid, 0, name, pid);
-        }
-    }
-    return 0;
 }

@@ -146,6 +146,7 @@ typedef struct colo_tenant_run {
     uint64_t batches, batched; /* executions, and the requests they carried (in the window) */
     /* requests of any arrival time that completed in [warmup, duration): the throughput */
     uint64_t finished_in_window;
+    uint64_t good_in_window; /* of those, within the tenant's SLO: the goodput */
     colo_time_t gpu_time; /* time its kernels ran (any of its streams), in the window */
     colo_time_t gpu_since;
     double queue_ns, exec_ns; /* completed requests: time waiting, and from start to end */

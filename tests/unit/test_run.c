@@ -168,8 +168,8 @@ Test(run, histogram_percentiles_and_latency_breakdown)
         cr_assert_float_eq(result_num(a, "queue_ms_mean") + result_num(a, "execution_ms_mean"),
                            result_num(la, "mean"), 1e-6);
         cr_assert_gt(result_num(a, "queue_ms_mean"), 0);
-        double window = 30.0 - 2.0;
-        cr_assert_leq(result_num(a, "goodput_rps"), result_num(a, "throughput_rps") + 1.0 / window);
+        cr_assert_leq(result_num(a, "goodput_rps"), result_num(a, "throughput_rps"),
+                      "goodput counts those of the throughput's requests that met the SLO");
     }
     run_free(&ex);
     run_free(&hi);
