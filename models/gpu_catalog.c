@@ -1,6 +1,7 @@
 /* gpu_catalog.c: finding GPU descriptions by name on the search path, listing them, opening one
  * with its calibration applied, and naming the file for a device as CUDA reports it. Uses gpu.c
  * and calibration.c; neither uses this file, so the two do not depend on each other both ways. */
+#define _GNU_SOURCE /* dladdr */
 #include "gpu_catalog.h"
 #include "alloc.h"
 #include "calibration.h"
@@ -8,6 +9,7 @@
 #include "version.h"
 
 #include <dirent.h>
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,19 +22,32 @@ static int is_file(const char *p)
     return stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-/* The installed data beside the running program: EXE_DIR/../share/colosim/gpus, so that an
- * installed prefix can be moved anywhere. Empty when /proc/self/exe cannot be read. */
+static int is_dir(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* The installed data beside this code: DIR/../share/colosim/gpus, where DIR holds the file this
+ * function was loaded from (the colosim program, or libcolosim.so in a lib/ folder; also
+ * DIR/../../share for a multiarch lib/ARCH/), so that an installed prefix can be moved
+ * anywhere. Empty when the file cannot be told. */
 static void exe_relative_dir(char *buf, size_t n)
 {
-    char exe[4096];
-    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    char exe[4096] = "";
+    Dl_info info;
+    if (dladdr((void *)exe_relative_dir, &info) && info.dli_fname && info.dli_fname[0] == '/')
+        snprintf(exe, sizeof exe, "%s", info.dli_fname);
+    else {
+        ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+        exe[len > 0 ? len : 0] = '\0';
+    }
     buf[0] = '\0';
-    if (len <= 0) return;
-    exe[len] = '\0';
     char *slash = strrchr(exe, '/');
     if (!slash) return;
     *slash = '\0';
     snprintf(buf, n, "%s/../share/colosim/gpus", exe);
+    if (!is_dir(buf)) snprintf(buf, n, "%s/../../share/colosim/gpus", exe);
 }
 
 /* Calls fn(dir, ctx) for each search directory until fn returns non-zero: $COLOSIM_GPU_PATH

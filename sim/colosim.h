@@ -13,7 +13,9 @@
  *   if (i >= 0 && colo_sim_tenant_stats(sim, (size_t)i, &st) == 0) printf("%.3f\n", st.p99_ms);
  *   colo_sim_free(sim);  colo_scenario_free(sc);   (both take NULL)
  *
- * Link with colosim_core (CMake) and its dependencies (GSL, libconfig, Jansson, zlib, SQLite).
+ * Installed (docs/embedding.md): pkg-config colosim, or find_package(colosim) and
+ * colosim::colosim; in the tree, link colosim_core and its dependencies (GSL, libconfig,
+ * Jansson, zlib, SQLite).
  * Errors: functions return 0 or a negative COLO_E* code and fill a colo_error_t (file, line,
  * key, message; colo_error_format prints it as the command line does). */
 #ifndef COLOSIM_H
