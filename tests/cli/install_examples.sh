@@ -11,7 +11,8 @@ cmake --install "$build" --prefix "$work/prefix" > "$work/install.log"
 mv "$work/prefix" "$work/moved"
 p=$work/moved
 for f in include/colosim/colosim.h lib/libcolosim.a lib/pkgconfig/colosim.pc \
-         lib/cmake/colosim/colosimConfig.cmake; do
+         lib/cmake/colosim/colosimConfig.cmake share/man/man1/colosim.1 \
+         share/man/man5/colosim-scenario.5 share/bash-completion/completions/colosim; do
     [ -e "$p/$f" ] || { echo "FAIL: $f not installed"; exit 1; }
 done
 soname=$(objdump -p "$p/lib/libcolosim.so" | awk '/SONAME/ {print $2}')
