@@ -137,7 +137,12 @@ static json_t *tenant_json(const colo_sim_t *sim, const colo_tenant_run_t *t)
     if (o && (json_object_set_new(o, "goodput_rps",
                                   c->slo > 0 || (c->llm && (c->llm->slo_ttft > 0 ||
                                                             c->llm->slo_tpot > 0))
-                                      ? json_real((double)t->good_in_window / COLO_TO_S(window))
+                                      ? json_real(c->arrival.burst > 0 /* Offline: as throughput */
+                                                      ? (t->last_done > 0 ? (double)t->good_all /
+                                                                                COLO_TO_S(t->last_done)
+                                                                          : 0.0)
+                                                      : (double)t->good_in_window /
+                                                            COLO_TO_S(window))
                                       : json_null()) ||
               (c->llm && json_object_set_new(o, "llm", llm_json(sim, t))) ||
               json_object_set_new(o, "instances", json_integer(t->n_streams)) ||

@@ -413,6 +413,9 @@ static void complete(colo_tenant_run_t *t, int id)
     bool met = (c->slo_ttft == 0 || ttft <= c->slo_ttft) &&
                (c->slo_tpot == 0 || r->output < 2 || tpot <= c->slo_tpot) &&
                (t->cfg->slo == 0 || e2e <= t->cfg->slo);
+    t->done_all++;
+    t->good_all += met;
+    t->last_done = now;
     if (in_window(sim, now)) {
         t->finished_in_window++;
         t->good_in_window += met;

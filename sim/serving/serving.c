@@ -162,6 +162,9 @@ static void request_done(colo_stream_run_t *s)
     if (sim->tl) timeline_batch(s);
     for (int k = 0; k < s->n_batch; k++) {
         struct colo_request q = s->batch[k];
+        t->done_all++;
+        t->good_all += t->cfg->slo > 0 && now - q.arrival <= t->cfg->slo;
+        t->last_done = now;
         if (in_window(sim, now)) {
             t->finished_in_window++;
             if (t->cfg->slo > 0 && now - q.arrival <= t->cfg->slo) t->good_in_window++;

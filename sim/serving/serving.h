@@ -147,6 +147,8 @@ typedef struct colo_tenant_run {
     /* requests of any arrival time that completed in [warmup, duration): the throughput */
     uint64_t finished_in_window;
     uint64_t good_in_window; /* of those, within the tenant's SLO: the goodput */
+    uint64_t done_all, good_all; /* requests completed over the whole run, within the SLO */
+    colo_time_t last_done;   /* when the last of them completed */
     colo_time_t gpu_time; /* time its kernels ran (any of its streams), in the window */
     colo_time_t gpu_since;
     double queue_ns, exec_ns; /* completed requests: time waiting, and from start to end */

@@ -448,5 +448,12 @@ Test(arrival, mlperf_offline_queues_all_samples_at_t0)
     double alone = result_num(a, "isolated_ms");
     cr_assert_float_eq(result_num(json_object_get(a, "latency_ms"), "max"), 1000 * alone + 0.043,
                        1e-6);
+    /* LoadGen's Offline samples per second: the samples over the time they took, so one
+     * request at a time served back to back gives the service rate, 1 / its time alone (not
+     * 1000 samples over the 2 s of duration_s) */
+    double tput = result_num(a, "throughput_rps");
+    cr_assert(fabs(tput - 1000 / (1000 * alone + 0.043) * 1e3) < 1e-6 * tput, "%.3f/s, alone %.4f ms",
+              tput, alone);
+    cr_assert_gt(tput, 0.99e3 / alone);
     run_free(&r);
 }
