@@ -302,6 +302,16 @@ static int cmd_trace(int argc, char **argv)
     printf("  %zu kernels, %.3f ms of kernel time; %zu copies (%lld bytes H2D, %lld bytes D2H)\n",
            t->n_kernels, COLO_TO_MS(t->kernel_time), t->n_copies, t->copy_bytes[COLO_COPY_H2D],
            t->copy_bytes[COLO_COPY_D2H]);
+    /* host gaps: time the host spent between launches, which a request replays as it is */
+    colo_time_t gaps = 0, largest = 0;
+    for (size_t i = 0; i < t->n_ops; i++) {
+        gaps += t->ops[i].gap;
+        if (t->ops[i].gap > largest) largest = t->ops[i].gap;
+    }
+    if (gaps > 0)
+        printf("  host gaps    %.3f ms in all between launches, the largest %.3f ms%s\n",
+               COLO_TO_MS(gaps), COLO_TO_MS(largest),
+               gaps > t->kernel_time ? ": more than the kernels' time (one inference?)" : "");
     const char *k;
     json_t *v;
     json_object_foreach(t->provenance, k, v)
