@@ -615,6 +615,77 @@ static int assign(config_setting_t *parent, config_setting_t *s, const char *nam
     return 0;
 }
 
+/* Marks s, and everything under it, as written by --set number index (colo_cfg_location). */
+static int mark_set(config_setting_t *s, int index)
+{
+    struct override_mark *m = config_setting_get_hook(s);
+    if (!m) {
+        if (!(m = colo_malloc(sizeof *m))) return COLO_ENOMEM;
+        config_setting_set_hook(s, m);
+    }
+    m->index = index;
+    int n = config_setting_is_aggregate(s) ? config_setting_length(s) : 0;
+    for (int i = 0; i < n; i++)
+        if (mark_set(config_setting_get_elem(s, (unsigned)i), index)) return COLO_ENOMEM;
+    return 0;
+}
+
+/* Copies src's value (and, for groups, lists and arrays, its members) into dst, made with the
+ * same type. 0 or COLO_ENOMEM. */
+static int copy_setting(config_setting_t *dst, const config_setting_t *src)
+{
+    switch (config_setting_type(src)) {
+    case CONFIG_TYPE_INT: return config_setting_set_int(dst, config_setting_get_int(src)) ? 0 : COLO_ENOMEM;
+    case CONFIG_TYPE_INT64:
+        return config_setting_set_int64(dst, config_setting_get_int64(src)) ? 0 : COLO_ENOMEM;
+    case CONFIG_TYPE_FLOAT:
+        return config_setting_set_float(dst, config_setting_get_float(src)) ? 0 : COLO_ENOMEM;
+    case CONFIG_TYPE_BOOL: return config_setting_set_bool(dst, config_setting_get_bool(src)) ? 0 : COLO_ENOMEM;
+    case CONFIG_TYPE_STRING:
+        return config_setting_set_string(dst, config_setting_get_string(src)) ? 0 : COLO_ENOMEM;
+    default: break;
+    }
+    int n = config_setting_length(src);
+    for (int i = 0; i < n; i++) {
+        const config_setting_t *e = config_setting_get_elem(src, (unsigned)i);
+        config_setting_t *d = config_setting_add(dst, config_setting_name(e), config_setting_type(e));
+        if (!d || copy_setting(d, e)) return COLO_ENOMEM;
+    }
+    return 0;
+}
+
+/* --set KEY={ ... } (or ( ... ), [ ... ]): the whole group, list or array at KEY replaced by
+ * the value written in libconfig's syntax, e.g. an arrival process switched with its keys. */
+static int assign_aggregate(config_setting_t *parent, config_setting_t *s, const char *name,
+                            const char *value, int index, const char *key, colo_error_t *err)
+{
+    if (!config_setting_is_group(parent) || !name)
+        return colo_error_set(err, COLO_EINVAL, "--set", index, key,
+                              "a whole group replaces a member of a group only");
+    (void)s;
+    size_t n = strlen(value) + 16;
+    char *text = colo_malloc(n);
+    if (!text) return COLO_ENOMEM;
+    snprintf(text, n, "v = %s;", value);
+    config_t tmp;
+    config_init(&tmp);
+    int ok = config_read_string(&tmp, text);
+    colo_free(text);
+    if (!ok) {
+        int rc = colo_error_set(err, COLO_EINVAL, "--set", index, key, "%s in '%s'",
+                                config_error_text(&tmp), value);
+        config_destroy(&tmp);
+        return rc;
+    }
+    const config_setting_t *v = config_setting_get_member(config_root_setting(&tmp), "v");
+    if (config_setting_get_member(parent, name)) config_setting_remove(parent, name);
+    config_setting_t *d = config_setting_add(parent, name, config_setting_type(v));
+    int rc = d ? copy_setting(d, v) : COLO_ENOMEM;
+    if (!rc) rc = mark_set(d, index);
+    config_destroy(&tmp);
+    return rc ? colo_error_set(err, rc, "--set", index, key, "out of memory") : 0;
+}
+
 int colo_cfg_override(config_t *cfg, const char *assignment, int index, colo_error_t *err)
 {
     const char *eq = strchr(assignment, '=');
@@ -640,7 +711,15 @@ int colo_cfg_override(config_t *cfg, const char *assignment, int index, colo_err
             return colo_error_set(err, COLO_EINVAL, "--set", index, key,
                                   "'%s' is not a group or list", comp);
         config_setting_t *c = child(cur, comp);
+        if (!next && strchr("{([", value[0]))
+            return assign_aggregate(cur, c, comp, value, index, key, err);
         if (!next) return assign(cur, c, comp, value, index, key, err);
+        if (!c && config_setting_is_group(cur) && comp[0] != '[') {
+            /* a group the file lacks: made, as a key the file lacks is */
+            if (!(c = config_setting_add(cur, comp, CONFIG_TYPE_GROUP)) || mark_set(c, index))
+                return colo_error_set(err, COLO_EINVAL, "--set", index, key,
+                                      "cannot create group '%s'", comp);
+        }
         if (!c)
             return colo_error_set(err, COLO_EINVAL, "--set", index, key, "no such key '%s'", comp);
         cur = c;

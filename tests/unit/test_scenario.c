@@ -329,3 +329,33 @@ Test(scenario, k8s_mps_replicas_are_clients_of_an_equal_share_of_threads_and_mem
                   0);
     cr_expect(strstr(err.text, "4 pods"), "%s", err.text);
 }
+
+Test(scenario, set_creates_missing_groups_and_replaces_whole_ones)
+{
+    /* a group the file lacks is made on the way to its key; a group value replaces the member,
+     * so a closed loop becomes a Poisson process without its old keys */
+    const char *sets[] = {"scheduler.policy=throttle",
+                          "tenants.[1].arrival={ process = \"poisson\"; rate = 10.0; }"};
+    colo_error_t err;
+    colo_error_clear(&err);
+    colo_scenario_t *sc;
+    cr_assert_eq(colo_scenario_load(src_path("scenarios/schedulers_ls_be_h100.cfg"), sets + 1, 1,
+                                    &sc, &err),
+                 0, "%s", err.text);
+    cr_expect_float_eq(colo_arrival_rate(&sc->tenants[1].arrival), 10.0, 1e-12);
+    cr_expect_eq(sc->tenants[1].arrival.clients, 0);
+    colo_scenario_free(sc);
+    colo_error_clear(&err);
+    cr_assert_eq(colo_scenario_load(src_path("scenarios/resnet50_bert_timeslice.cfg"), sets, 1, &sc,
+                                    &err),
+                 COLO_EINVAL, "a scheduler needs kernels that run together: refused, but read");
+    cr_expect(strstr(err.text, "kernel scheduler"), "%s", err.text);
+    /* a whole group with a bad key is reported at its --set */
+    const char *bad[] = {"tenants.[1].arrival={ process = \"poisson\"; rte = 10.0; }"};
+    colo_error_clear(&err);
+    cr_expect_neq(colo_scenario_load(src_path("scenarios/schedulers_ls_be_h100.cfg"), bad, 1, &sc,
+                                     &err),
+                  0);
+    cr_expect_str_eq(err.source, "--set");
+    cr_expect_eq(err.line, 1);
+}
