@@ -181,9 +181,21 @@ void colo_compare_print(const colo_compare_t *c, FILE *f)
     if (c->n == 0) return;
     fprintf(f, "%-18s", "");
     for (size_t k = 0; k < c->n; k++) {
-        const char *l = c->col[k].label;
-        size_t len = strlen(l);
-        fprintf(f, " | %*s", COL_W, len > COL_W ? l + len - COL_W : l);
+        /* a column is named by its file (no folder, no .json; ":mode" kept), and a name too
+         * long for it keeps its start and end around "..." */
+        const char *l = c->col[k].label, *slash = strrchr(l, '/');
+        char name[256], shown[COL_W + 1];
+        snprintf(name, sizeof name, "%s", slash ? slash + 1 : l);
+        char *ext = strstr(name, ".json");
+        if (ext) memmove(ext, ext + 5, strlen(ext + 5) + 1);
+        size_t len = strlen(name);
+        if (len > COL_W) {
+            size_t head = (COL_W - 3) / 2, tail = COL_W - 3 - head;
+            snprintf(shown, sizeof shown, "%.*s...%s", (int)head, name, name + len - tail);
+        } else {
+            memcpy(shown, name, len + 1);
+        }
+        fprintf(f, " | %*s", COL_W, shown);
     }
     fprintf(f, "\n%-18s", "");
     for (size_t k = 0; k < c->n; k++) {

@@ -167,3 +167,35 @@ Test(compare, bad_files_are_named_with_their_line_or_key)
     json_decref(other);
     json_decref(noname);
 }
+
+Test(compare, columns_are_named_by_file_and_long_names_keep_both_ends)
+{
+    /* a results file deep in folders with a long name: its column shows the file's name without
+     * the folder or .json, its start and end around "..." */
+    char folder[] = "/tmp/colosim_cmp_XXXXXX";
+    cr_assert(mkdtemp(folder));
+    char path[256];
+    snprintf(path, sizeof path, "%s/results_of_a_rather_long_experiment_name.json", folder);
+    test_run_t r = run_scenario(src_path("tests/fixtures/one_tenant.cfg"), NULL, 0);
+    FILE *f = fopen(path, "w");
+    cr_assert(f);
+    json_dumpf(r.results, f, 0);
+    fclose(f);
+    run_free(&r);
+    colo_compare_t c;
+    memset(&c, 0, sizeof c);
+    colo_error_t err;
+    colo_error_clear(&err);
+    cr_assert_eq(colo_compare_load(&c, path, &err), 0, "%s", err.text);
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *m = open_memstream(&buf, &n);
+    colo_compare_print(&c, m);
+    fclose(m);
+    cr_expect(strstr(buf, "| results_o...iment_name\n"), "%s", buf);
+    cr_expect(!strstr(buf, folder), "the folder is not in the header: %s", buf);
+    free(buf);
+    colo_compare_fini(&c);
+    unlink(path);
+    rmdir(folder);
+}
