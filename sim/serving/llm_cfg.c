@@ -2,7 +2,6 @@
 #include "llm_cfg.h"
 #include "alloc.h"
 #include "arrival.h"
-#include "gpu_catalog.h"
 #include "llm_model.h"
 
 #include <gsl/gsl_randist.h>
@@ -170,13 +169,6 @@ static int read_llm(const colo_cfg_reader_t *r, const config_setting_t *g, const
         return colo_cfg_error(r, ps, rc == COLO_EIO ? COLO_ENOENT : rc,
                               "cannot read the profile '%s': %s", c->profile_path, perr.text);
     }
-    const char *pdir_end = strrchr(c->profile_path, '/');
-    char pdir[4096] = "";
-    if (pdir_end) snprintf(pdir, sizeof pdir, "%.*s", (int)(pdir_end - c->profile_path),
-                           c->profile_path);
-    if ((rc = colo_gpu_open(c->profile->gpu, pdir, NULL, &c->profile_gpu, c->profile_path,
-                            c->profile->gpu_line, "gpu", err)))
-        return rc;
     /* vLLM's defaults (research notes: vllm/config.py): 256 sequences, 2048 tokens, 16-token
      * blocks, 90 % of the memory, 1 % of the blocks as watermark */
     c->max_num_seqs = 256;
@@ -443,7 +435,6 @@ void colo_llm_cfg_free(colo_llm_cfg_t *c)
     if (!c) return;
     colo_free(c->profile_path);
     colo_llm_profile_free(c->profile);
-    colo_gpu_free(c->profile_gpu);
     colo_free(c->prompt.cdf);
     colo_free(c->output.cdf);
     colo_free(c);

@@ -34,7 +34,8 @@ long long colo_token_draw(const colo_token_dist_t *d, gsl_rng *rng);
 typedef struct colo_llm_cfg {
     char *profile_path;
     colo_llm_profile_t *profile;
-    colo_gpu_t *profile_gpu; /* the GPU it was measured on */
+    const colo_gpu_t *profile_gpu; /* the GPU it was measured on, from the scenario's trace
+                                    * table (borrowed; set when the scenario is resolved) */
     /* the engine (vLLM's names) */
     int max_num_seqs;           /* sequences in one iteration at most */
     int max_num_batched_tokens; /* tokens in one iteration at most, without chunking */
@@ -60,7 +61,8 @@ typedef struct colo_llm_cfg {
 } colo_llm_cfg_t;
 
 /* Reads the tenant's llm group, tokens group and slo_ttft_ms / slo_tpot_ms (group t of the
- * scenario), its profile (path relative to dir) and the profile's GPU. replay: the tenant's
+ * scenario) and its profile (path relative to dir); the scenario opens the profile's GPU
+ * (profile_gpu) when it resolves the tenant's place. replay: the tenant's
  * arrivals replay a log (its records give the tokens when there is no tokens group). *out is
  * new. Errors: FILE:LINE: key: what. */
 int colo_llm_cfg_read(const colo_cfg_reader_t *r, const config_setting_t *t, const char *dir,
@@ -77,7 +79,8 @@ int colo_llm_cfg_resolve(const colo_cfg_reader_t *r, const config_setting_t *t, 
                          const char *from);
 
 /* The prefill of a typical request as a trace (one kernel per layer and operator, measured on
- * the profile's GPU), the tenant's trace for what needs one. *out is new. */
+ * the profile's GPU, profile_gpu, which must be set), the tenant's trace for what needs one.
+ * *out is new. */
 int colo_llm_cfg_trace(const colo_llm_cfg_t *c, colo_trace_t **out, colo_error_t *err);
 
 void colo_llm_cfg_free(colo_llm_cfg_t *c);

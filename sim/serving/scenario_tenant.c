@@ -21,6 +21,41 @@
 #define REQ COLO_CFG_REQUIRED
 #define POS (COLO_CFG_REQUIRED | COLO_CFG_POSITIVE)
 
+/* The GPU a file (a trace, an LLM profile) at path was measured on, named gpu at its line:
+ * found from the file's folder, and scaled with the scenario's parameters when it is the
+ * scenario's GPU. *out is new. */
+static int open_measured_gpu(const colo_scenario_t *sc, const char *gpu, const char *path,
+                             int line, colo_gpu_t **out, colo_error_t *err)
+{
+    const char *slash = strrchr(path, '/');
+    char dir[4096] = "";
+    if (slash) snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    const char *cal = strcmp(gpu, sc->gpu->name) == 0 ? sc->calibration : NULL;
+    return colo_gpu_open(gpu, dir, cal, out, path, line, "gpu", err);
+}
+
+/* Appends trace t and its GPU g to the scenario's table, which owns both from then on (both
+ * are freed when it cannot grow); its index into *idx (may be NULL). */
+static int append_trace(colo_scenario_t *sc, colo_trace_t *t, colo_gpu_t *g, size_t *idx,
+                        colo_error_t *err)
+{
+    colo_trace_t **nt = colo_realloc(sc->traces, (sc->n_traces + 1) * sizeof *nt);
+    if (nt) sc->traces = nt;
+    colo_gpu_t **ng = nt ? colo_realloc(sc->trace_gpus, (sc->n_traces + 1) * sizeof *ng) : NULL;
+    if (ng) sc->trace_gpus = ng;
+    if (!nt || !ng) {
+        int rc = colo_error_set(err, COLO_ENOMEM, t->path, 0, NULL, "out of memory");
+        colo_trace_free(t);
+        colo_gpu_free(g);
+        return rc;
+    }
+    sc->traces[sc->n_traces] = t;
+    sc->trace_gpus[sc->n_traces] = g;
+    if (idx) *idx = sc->n_traces;
+    sc->n_traces++;
+    return 0;
+}
+
 /* Loads the trace at path once for the whole scenario; returns its index. */
 static int intern_trace(colo_scenario_t *sc, const char *path, size_t *idx, colo_error_t *err)
 {
@@ -32,29 +67,12 @@ static int intern_trace(colo_scenario_t *sc, const char *path, size_t *idx, colo
     colo_trace_t *t;
     int rc = colo_trace_load(path, &t, err);
     if (rc) return rc;
-    colo_trace_t **nt = colo_realloc(sc->traces, (sc->n_traces + 1) * sizeof *nt);
-    if (nt) sc->traces = nt;
-    colo_gpu_t **ng = nt ? colo_realloc(sc->trace_gpus, (sc->n_traces + 1) * sizeof *ng) : NULL;
-    if (ng) sc->trace_gpus = ng;
-    if (!nt || !ng) {
-        colo_trace_free(t);
-        return colo_error_set(err, COLO_ENOMEM, path, 0, NULL, "out of memory");
-    }
     colo_gpu_t *g;
-    const char *tdir_end = strrchr(path, '/');
-    char tdir[4096] = "";
-    if (tdir_end) snprintf(tdir, sizeof tdir, "%.*s", (int)(tdir_end - path), path);
-    /* Measured on the scenario's GPU: scale it with the same parameters. */
-    const char *cal = strcmp(t->gpu, sc->gpu->name) == 0 ? sc->calibration : NULL;
-    rc = colo_gpu_open(t->gpu, tdir, cal, &g, path, t->gpu_line, "gpu", err);
-    if (rc) {
+    if ((rc = open_measured_gpu(sc, t->gpu, path, t->gpu_line, &g, err))) {
         colo_trace_free(t);
         return rc;
     }
-    sc->traces[sc->n_traces] = t;
-    sc->trace_gpus[sc->n_traces] = g;
-    *idx = sc->n_traces++;
-    return 0;
+    return append_trace(sc, t, g, idx, err);
 }
 
 static int valid_name(const char *s)
@@ -450,27 +468,22 @@ int colo_scenario_resolve_llm(const colo_cfg_reader_t *r, const config_setting_t
                               tc->llm->gpu_memory_utilization * 100, from);
     int rc = colo_llm_cfg_resolve(r, t, tc->llm, &tc->arrival, mem, from);
     if (rc) return rc;
+    /* the profile's GPU, opened once as a trace's is: the engine and its trace share it */
+    const colo_llm_profile_t *p = tc->llm->profile;
+    colo_gpu_t *g;
     colo_trace_t *tr;
-    if ((rc = colo_llm_cfg_trace(tc->llm, &tr, r->err))) return rc;
-    colo_trace_t **nt = colo_realloc(sc->traces, (sc->n_traces + 1) * sizeof *nt);
-    if (nt) sc->traces = nt;
-    colo_gpu_t **ng = nt ? colo_realloc(sc->trace_gpus, (sc->n_traces + 1) * sizeof *ng) : NULL;
-    if (ng) sc->trace_gpus = ng;
-    colo_gpu_t *g = NULL;
-    const char *slash = strrchr(tc->llm->profile_path, '/');
-    char pdir[4096] = "";
-    if (slash) snprintf(pdir, sizeof pdir, "%.*s", (int)(slash - tc->llm->profile_path),
-                        tc->llm->profile_path);
-    const char *cal = strcmp(tr->gpu, sc->gpu->name) == 0 ? sc->calibration : NULL;
-    if (nt && ng)
-        rc = colo_gpu_open(tr->gpu, pdir, cal, &g, tc->llm->profile_path, 0, "gpu", r->err);
-    if (!nt || !ng || rc) {
-        colo_trace_free(tr);
-        return rc ? rc : COLO_ENOMEM;
+    if ((rc = open_measured_gpu(sc, p->gpu, tc->llm->profile_path, p->gpu_line, &g, r->err)))
+        return rc;
+    tc->llm->profile_gpu = g;
+    if ((rc = colo_llm_cfg_trace(tc->llm, &tr, r->err))) {
+        tc->llm->profile_gpu = NULL;
+        colo_gpu_free(g);
+        return rc;
     }
-    sc->traces[sc->n_traces] = tr;
-    sc->trace_gpus[sc->n_traces] = g;
-    sc->n_traces++;
+    if ((rc = append_trace(sc, tr, g, NULL, r->err))) {
+        tc->llm->profile_gpu = NULL;
+        return rc;
+    }
     if (!(tc->variants = colo_calloc(1, sizeof *tc->variants))) return COLO_ENOMEM;
     tc->n_variants = 1;
     tc->variants[0].trace = tc->trace = tr;
