@@ -109,7 +109,6 @@ static json_t *llm_json(const colo_sim_t *sim, const colo_tenant_run_t *t)
 static json_t *tenant_json(const colo_sim_t *sim, const colo_tenant_run_t *t)
 {
     const colo_tenant_cfg_t *c = t->cfg;
-    colo_time_t window = sim->sc->duration - sim->sc->warmup;
     colo_latency_summary_t lat;
     if (colo_latency_summarise(&t->latency, &lat)) return NULL;
     colo_run_stats_t st;
@@ -135,15 +134,7 @@ static json_t *tenant_json(const colo_sim_t *sim, const colo_tenant_run_t *t)
         t->batches ? (double)t->batched / (double)t->batches : 0.0);
     double done = t->completed ? (double)t->completed : 1.0;
     if (o && (json_object_set_new(o, "goodput_rps",
-                                  c->slo > 0 || (c->llm && (c->llm->slo_ttft > 0 ||
-                                                            c->llm->slo_tpot > 0))
-                                      ? json_real(c->arrival.burst > 0 /* Offline: as throughput */
-                                                      ? (t->last_done > 0 ? (double)t->good_all /
-                                                                                COLO_TO_S(t->last_done)
-                                                                          : 0.0)
-                                                      : (double)t->good_in_window /
-                                                            COLO_TO_S(window))
-                                      : json_null()) ||
+                                  st.goodput_rps >= 0 ? json_real(st.goodput_rps) : json_null()) ||
               (c->llm && json_object_set_new(o, "llm", llm_json(sim, t))) ||
               json_object_set_new(o, "instances", json_integer(t->n_streams)) ||
               json_object_set_new(o, "instances_busy_max", json_integer(t->peak_busy)) ||

@@ -37,19 +37,23 @@ void colo_run_stats_of(const colo_sim_t *sim, size_t i, const colo_latency_summa
     out->completed = t->completed;
     out->dropped = t->dropped;
     out->in_flight = t->arrived - t->completed - t->dropped;
+    /* an LLM tenant's SLOs: time to first token and per output token, and end to end */
+    bool slo = c->slo > 0 || (c->llm && (c->llm->slo_ttft > 0 || c->llm->slo_tpot > 0));
     out->throughput_rps = (double)t->finished_in_window / COLO_TO_S(window);
+    out->goodput_rps = slo ? (double)t->good_in_window / COLO_TO_S(window) : -1;
     /* MLPerf Offline: every sample is issued at t = 0, and LoadGen's samples per second are
      * the samples over the time from then to the last completion, not over the window */
-    if (c->arrival.burst > 0)
-        out->throughput_rps = t->last_done > 0 ? (double)t->done_all / COLO_TO_S(t->last_done) : 0;
+    if (c->arrival.burst > 0) {
+        double span = t->last_done > 0 ? COLO_TO_S(t->last_done) : 0;
+        out->throughput_rps = span > 0 ? (double)t->done_all / span : 0;
+        if (slo) out->goodput_rps = span > 0 ? (double)t->good_all / span : 0;
+    }
     out->mean_ms = lat->mean_ms;
     out->p50_ms = lat->p50_ms;
     out->p90_ms = lat->p90_ms;
     out->p99_ms = lat->p99_ms;
     out->p999_ms = lat->p999_ms;
     out->max_ms = lat->max_ms;
-    /* an LLM tenant's SLOs: time to first token and per output token, and end to end */
-    bool slo = c->slo > 0 || (c->llm && (c->llm->slo_ttft > 0 || c->llm->slo_tpot > 0));
     out->slo_ms = c->slo > 0 ? c->slo_ms : 0;
     out->slo_attainment = slo && t->arrived ? (double)t->slo_met / (double)t->arrived : -1;
     out->gpu_share = window > 0 ? (double)t->gpu_time / (double)window : 0.0;

@@ -18,7 +18,9 @@ long colo_sim_tenant_find(const colo_sim_t *sim, const char *name);
  * file has null). Requests counted are those that arrived in [warmup_s, duration_s). */
 typedef struct colo_run_stats {
     unsigned long long arrived, completed, dropped, in_flight;
-    double throughput_rps; /* requests completed in the window per second */
+    double throughput_rps; /* requests completed in the window per second (MLPerf Offline:
+                            * all samples over the time from their issue to the last) */
+    double goodput_rps;    /* of those, the ones within the SLO, per second; -1 without one */
     double mean_ms, p50_ms, p90_ms, p99_ms, p999_ms, max_ms; /* latency of completed requests */
     double slo_ms;                                           /* 0: the tenant has no SLO */
     double slo_attainment; /* met the SLO / arrived; -1 without an SLO or arrivals */
