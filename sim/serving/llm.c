@@ -61,10 +61,7 @@ struct colo_llm_run {
     long long kv_peak;
 };
 
-static bool in_window(const colo_sim_t *sim, colo_time_t t)
-{
-    return t >= sim->sc->warmup && t < sim->sc->duration;
-}
+#define in_window colo_serving_in_window
 
 /* ---- the KV cache ---- */
 
@@ -73,16 +70,22 @@ static long long blocks_for(const struct colo_llm_run *L, long long tokens)
     return (tokens + L->cfg->block_tokens - 1) / L->cfg->block_tokens;
 }
 
-/* Blocks in use change: the utilisation integral up to now. */
-static void kv_account(colo_tenant_run_t *t)
+/* Blocks in use x ns in the window since the last change, up to now. */
+static double kv_pending(const colo_tenant_run_t *t)
 {
-    struct colo_llm_run *L = t->llm;
-    colo_sim_t *sim = t->sim;
+    const struct colo_llm_run *L = t->llm;
+    const colo_sim_t *sim = t->sim;
     colo_time_t now = sim->eq.now, lo = sim->sc->warmup, hi = sim->sc->duration;
     colo_time_t a = L->kv_since > lo ? L->kv_since : lo, b = now < hi ? now : hi;
     long long used = L->cfg->kv_blocks - L->free_blocks;
-    if (b > a) L->kv_integral += (double)used * (double)(b - a);
-    L->kv_since = now;
+    return b > a ? (double)used * (double)(b - a) : 0;
+}
+
+/* Blocks in use change: the utilisation integral up to now. */
+static void kv_account(colo_tenant_run_t *t)
+{
+    t->llm->kv_integral += kv_pending(t);
+    t->llm->kv_since = t->sim->eq.now;
 }
 
 static void kv_take(colo_tenant_run_t *t, struct llm_req *r, long long n)
@@ -168,14 +171,6 @@ static void free_req(struct colo_llm_run *L, int id)
     L->free_ids[L->n_free++] = id;
 }
 
-static void queue_counter(colo_tenant_run_t *t)
-{
-    if (!t->sim->tl) return;
-    char name[96];
-    snprintf(name, sizeof name, "queue %s", t->cfg->name);
-    colo_timeline_counter(t->sim->tl, COLO_TL_COUNTERS, name, t->sim->eq.now,
-                          (double)t->llm->waiting.len);
-}
 
 /* ---- requests ---- */
 
@@ -224,7 +219,7 @@ int colo_serving_llm_push(colo_tenant_run_t *t, int32_t client)
     L->req[id] = (struct llm_req){.arrival = t->sim->eq.now, .first = -1, .client = client,
                                   .prompt = p, .output = o, .target = p};
     int rc = ring_push(&L->waiting, id, false);
-    queue_counter(t);
+    colo_serving_queue_counter(t);
     return rc;
 }
 
@@ -375,7 +370,7 @@ void colo_serving_llm_start(colo_tenant_run_t *t)
     s->cur_op = 0;
     s->host_clock = sim->eq.now;
     s->after_sync = false;
-    queue_counter(t);
+    colo_serving_queue_counter(t);
     colo_serving_issue_op(s);
 }
 
@@ -586,10 +581,9 @@ int colo_tenant_llm_stats(const colo_sim_t *sim, size_t i, colo_llm_stats_t *out
     if (colo_latency_summarise(&L->ttft, &out->ttft) || colo_latency_summarise(&L->tpot, &out->tpot))
         return COLO_ENOMEM;
     double window = COLO_TO_S(sim->sc->duration - sim->sc->warmup);
-    kv_account((colo_tenant_run_t *)t);
     out->output_tokens_per_s = (double)L->tokens_out_window / window;
     out->prompt_tokens_per_s = (double)L->prompt_tokens_window / window;
-    out->kv_utilisation_mean = L->kv_integral / ((double)c->kv_blocks *
+    out->kv_utilisation_mean = (L->kv_integral + kv_pending(t)) / ((double)c->kv_blocks *
                                                  (double)(sim->sc->duration - sim->sc->warmup));
     out->kv_utilisation_max = (double)L->kv_peak / (double)c->kv_blocks;
     out->preemptions = L->preemptions;

@@ -21,7 +21,7 @@ void colo_serving_fail(colo_sim_t *sim, int rc)
     if (rc && !sim->failed) sim->failed = rc;
 }
 
-static bool in_window(const colo_sim_t *sim, colo_time_t t)
+bool colo_serving_in_window(const colo_sim_t *sim, colo_time_t t)
 {
     return t >= sim->sc->warmup && t < sim->sc->duration;
 }
@@ -44,7 +44,9 @@ int colo_serving_stream_tid(const colo_stream_run_t *s)
 #define client_done colo_serving_client_done
 #define drop colo_serving_drop
 static void maybe_start(colo_tenant_run_t *t);
-static void queue_counter(colo_tenant_run_t *t);
+#define in_window colo_serving_in_window
+#define queue_counter colo_serving_queue_counter
+static size_t waiting(const colo_tenant_run_t *t);
 
 static struct colo_request pop_request(colo_tenant_run_t *t)
 {
@@ -129,12 +131,12 @@ static void maybe_start(colo_tenant_run_t *t)
     }
 }
 
-static void queue_counter(colo_tenant_run_t *t)
+void colo_serving_queue_counter(colo_tenant_run_t *t)
 {
     if (!t->sim->tl) return;
     char name[96];
     snprintf(name, sizeof name, "queue %s", t->cfg->name);
-    colo_timeline_counter(t->sim->tl, COLO_TL_COUNTERS, name, t->sim->eq.now, (double)t->qlen);
+    colo_timeline_counter(t->sim->tl, COLO_TL_COUNTERS, name, t->sim->eq.now, (double)waiting(t));
 }
 
 /* The batch that ran [batch_start, now) on the stream's track. */

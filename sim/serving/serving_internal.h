@@ -23,6 +23,10 @@ int colo_serving_stream_tid(const colo_stream_run_t *s);
 /* The stream's current op has ended: the host issues the next one, or the batch is done. */
 void colo_serving_op_done(colo_stream_run_t *s);
 
+/* Whether time t is in the measured window [warmup, duration). */
+bool colo_serving_in_window(const colo_sim_t *sim, colo_time_t t);
+/* The timeline's counter of the tenant's waiting requests, now. */
+void colo_serving_queue_counter(colo_tenant_run_t *t);
 /* The host issues the stream's current op (docs/model.md, "Requests"). */
 void colo_serving_issue_op(colo_stream_run_t *s);
 /* A request of t that arrived at arrival is dropped for why (counted when in the window). */
