@@ -106,6 +106,49 @@ static json_t *llm_json(const colo_sim_t *sim, const colo_tenant_run_t *t)
         (json_int_t)st.prefill_iterations, "decode_iterations", (json_int_t)st.decode_iterations);
 }
 
+static json_t *num_or_null(double v)
+{
+    return v >= 0 ? json_real(v) : json_null();
+}
+
+/* An MLPerf tenant's LoadGen settings and verdict (docs/arrivals.md, "MLPerf LoadGen"). */
+static json_t *mlperf_json(const colo_tenant_run_t *t)
+{
+    const colo_loadgen_cfg_t *c = &t->cfg->arrival.lg;
+    colo_loadgen_verdict_t v;
+    if (colo_loadgen_verdict(c, t->lg, &v)) return NULL;
+    json_t *o = json_pack(
+        "{s:s,s:{s:o,s:f,s:f,s:f,s:f,s:I,s:I,s:I},s:s,s:b,s:b,s:b,s:b,s:f,s:I,s:I,s:I,s:I,s:I,"
+        "s:o,s:o,s:o}",
+        "scenario", colo_loadgen_scenario_name(c->scenario), "settings", "target_qps",
+        num_or_null(c->scenario == COLO_LG_SERVER || c->scenario == COLO_LG_OFFLINE ? c->target_qps
+                                                                                    : -1),
+        "target_latency_ms", COLO_TO_MS(c->target_latency), "target_latency_percentile",
+        100 * c->percentile, "min_duration_ms", COLO_TO_MS(c->min_duration), "max_duration_ms",
+        COLO_TO_MS(c->max_duration), "min_query_count", (json_int_t)c->min_query_count,
+        "max_query_count", (json_int_t)c->max_query_count, "samples_per_query",
+        (json_int_t)(c->scenario == COLO_LG_OFFLINE ? c->samples : c->samples_per_query),
+        "result_validity", v.valid ? "VALID" : "INVALID", "min_duration_met", v.min_duration_met,
+        "min_queries_met", v.min_queries_met, "early_stopping_met", v.early_stopping_met,
+        "all_samples_answered", v.all_answered, "duration_s", v.duration_s, "queries",
+        (json_int_t)v.queries, "samples", (json_int_t)v.samples, "unanswered_samples",
+        (json_int_t)v.unanswered, "overlatency_samples", (json_int_t)v.over_latency,
+        "early_stopping_queries", (json_int_t)v.early_stopping_queries,
+        "target_percentile_latency_ms", num_or_null(v.percentile_latency_ms),
+        "early_stopping_latency_ms", num_or_null(v.early_stopping_latency_ms), "samples_per_s",
+        num_or_null(v.samples_per_s));
+    if (o && v.has_perf_constraints &&
+        json_object_set_new(o, "perf_constraints_met", json_boolean(v.perf_constraints_met))) {
+        json_decref(o);
+        return NULL;
+    }
+    if (o && !v.valid && json_object_set_new(o, "invalid_reason", json_string(v.reason))) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
 static json_t *tenant_json(const colo_sim_t *sim, const colo_tenant_run_t *t)
 {
     const colo_tenant_cfg_t *c = t->cfg;
@@ -136,6 +179,7 @@ static json_t *tenant_json(const colo_sim_t *sim, const colo_tenant_run_t *t)
     if (o && (json_object_set_new(o, "goodput_rps",
                                   st.goodput_rps >= 0 ? json_real(st.goodput_rps) : json_null()) ||
               (c->llm && json_object_set_new(o, "llm", llm_json(sim, t))) ||
+              (t->lg && json_object_set_new(o, "mlperf", mlperf_json(t))) ||
               json_object_set_new(o, "instances", json_integer(t->n_streams)) ||
               json_object_set_new(o, "instances_busy_max", json_integer(t->peak_busy)) ||
               json_object_set_new(o, "queue_ms_mean", json_real(t->queue_ns / done / 1e6)) ||
@@ -334,6 +378,40 @@ static void print_llm(json_t *r, FILE *f)
     }
 }
 
+/* The MLPerf tenants' LoadGen verdicts, below the table of all tenants. */
+static void print_mlperf(json_t *r, FILE *f)
+{
+    size_t i;
+    json_t *t;
+    bool head = false;
+    json_array_foreach(json_object_get(r, "tenants"), i, t)
+    {
+        json_t *m = json_object_get(t, "mlperf");
+        if (!m) continue;
+        if (!head)
+            fprintf(f, "\n%-16s %-12s %8s %11s %12s %10s  %s\n", "MLPerf tenant", "scenario",
+                    "queries", "pct lat ms", "early stop ms", "samples/s", "LoadGen result");
+        head = true;
+        char b[3][24];
+        const char *k[] = {"target_percentile_latency_ms", "early_stopping_latency_ms",
+                           "samples_per_s"};
+        for (int j = 0; j < 3; j++) {
+            json_t *x = json_object_get(m, k[j]);
+            if (json_is_number(x))
+                snprintf(b[j], sizeof b[j], j == 2 ? "%.1f" : "%.3f", json_number_value(x));
+            else
+                snprintf(b[j], sizeof b[j], "-");
+        }
+        const char *why = json_string_value(json_object_get(m, "invalid_reason"));
+        fprintf(f, "%-16.16s %-12s %8lld %11s %12s %10s  %s%s%s\n",
+                json_string_value(json_object_get(t, "name")),
+                json_string_value(json_object_get(m, "scenario")),
+                (long long)json_integer_value(json_object_get(m, "queries")), b[0], b[1], b[2],
+                json_string_value(json_object_get(m, "result_validity")), why ? ": " : "",
+                why ? why : "");
+    }
+}
+
 void colo_results_print(json_t *r, FILE *f)
 {
     json_t *sc = json_object_get(r, "scenario"), *sh = json_object_get(sc, "sharing");
@@ -410,6 +488,7 @@ void colo_results_print(json_t *r, FILE *f)
                 slo_s, att_s);
     }
     print_llm(r, f);
+    print_mlperf(r, f);
     fprintf(f, "\nGPU busy %.1f %%, switching %.1f %%, %lld context switches, %lld preemptions\n",
             100.0 * num(gpu, "busy_fraction"), 100.0 * num(gpu, "switching_fraction"),
             (long long)json_integer_value(json_object_get(gpu, "context_switches")),

@@ -211,36 +211,22 @@ static int parse_mlperf(colo_arrival_cfg_t *c, const colo_cfg_reader_t *r,
                         const config_setting_t *g, const char *dir)
 {
     (void)dir;
-    static const char *const keys[] = {"process",           "scenario", "rate",
-                                       "samples_per_query", "samples",  NULL};
-    const char *sc;
-    int rc = check(r, g, keys);
-    if (!rc) rc = colo_cfg_string(r, g, "scenario", REQ, &sc);
+    int rc = colo_loadgen_parse(&c->lg, r, g);
     if (rc) return rc;
-    long long n = 8;
-    if (strcmp(sc, "SingleStream") == 0) { /* one query at a time, the next when it is done */
+    switch (c->lg.scenario) {
+    case COLO_LG_SINGLE_STREAM: /* one query at a time, the next when it is answered */
+    case COLO_LG_MULTI_STREAM:  /* queries of N samples, back to back */
         c->clients = 1;
-        c->per_query = 1;
-    } else if (strcmp(sc, "MultiStream") == 0) { /* queries of N samples, back to back */
-        if ((rc = colo_cfg_int(r, g, "samples_per_query", COLO_CFG_POSITIVE, &n)) < 0) return rc;
-        if (n > 4096)
-            return colo_cfg_error(r, member(g, "samples_per_query"), COLO_ERANGE, "at most 4096");
-        c->clients = 1;
-        c->per_query = (int)n;
-    } else if (strcmp(sc, "Server") == 0) { /* Poisson at the target QPS */
-        rc = read_rate(r, g, "rate", &c->rate);
-    } else if (strcmp(sc, "Offline") == 0) { /* everything at t = 0 */
-        if ((rc = colo_cfg_int(r, g, "samples", POS, &n))) return rc;
-        if (n > 100000000)
-            return colo_cfg_error(r, member(g, "samples"), COLO_ERANGE, "at most 10^8");
-        c->burst = n;
-    } else {
-        return colo_cfg_error(r, member(g, "scenario"), COLO_EINVAL,
-                              "unknown MLPerf scenario '%s' (expected SingleStream, MultiStream, "
-                              "Server or Offline)",
-                              sc);
+        c->per_query = (int)c->lg.samples_per_query;
+        break;
+    case COLO_LG_SERVER: /* Poisson at the target QPS */
+        c->rate = c->lg.target_qps;
+        break;
+    default: /* Offline: every sample at t = 0 */
+        c->burst = c->lg.samples;
+        break;
     }
-    return rc;
+    return 0;
 }
 
 static int next_mlperf(const colo_arrival_cfg_t *c, colo_arrival_state_t *st, gsl_rng *rng,
@@ -604,7 +590,22 @@ bool colo_arrival_closed(const colo_arrival_cfg_t *cfg)
 void colo_arrival_describe(const colo_arrival_cfg_t *c, char *buf, size_t n)
 {
     const char *name = c->ops->name;
-    if (c->path)
+    const colo_loadgen_cfg_t *lg = &c->lg;
+    char bound[96] = "";
+    if (lg->scenario == COLO_LG_SERVER)
+        snprintf(bound, sizeof bound, " at %g queries/s: the %gth percentile within %g ms",
+                 lg->target_qps, 100 * lg->percentile, COLO_TO_MS(lg->target_latency));
+    else
+        snprintf(bound, sizeof bound, ": reports the %gth percentile", 100 * lg->percentile);
+    if (lg->scenario == COLO_LG_OFFLINE)
+        snprintf(buf, n, "mlperf Offline (LoadGen): one query of %lld samples at t = 0; valid "
+                 "when answered in %g s or more", lg->samples, COLO_TO_S(lg->min_duration));
+    else if (lg->scenario != COLO_LG_NONE)
+        snprintf(buf, n, "mlperf %s (LoadGen)%s; %lld sample%s a query; ends after %lld queries "
+                 "and %g s", colo_loadgen_scenario_name(lg->scenario), bound,
+                 lg->samples_per_query, lg->samples_per_query == 1 ? "" : "s",
+                 lg->min_query_count, COLO_TO_S(lg->min_duration));
+    else if (c->path)
         snprintf(buf, n, "replay of %s (%s log, %gx speed%s)", c->path,
                  c->format == COLO_LOG_AZURE ? "Azure" : "Mooncake", c->scale,
                  c->jitter > 0 ? ", jittered" : "");
@@ -634,6 +635,7 @@ void colo_arrival_scale_load(colo_arrival_cfg_t *c, double f)
         return;
     }
     c->rate *= f;
+    c->lg.target_qps *= f; /* an MLPerf Server's target QPS is its rate */
     c->rates[0] *= f;
     c->rates[1] *= f;
 }

@@ -6,6 +6,7 @@
 #define COLO_ARRIVAL_H
 
 #include "cfg.h"
+#include "loadgen.h"
 #include "simtime.h"
 
 #include <gsl/gsl_rng.h>
@@ -39,6 +40,7 @@ typedef struct colo_arrival_cfg {
     colo_time_t start, window; /* part of the log replayed: [start, start + window) */
     colo_time_t jitter;        /* each arrival moved by a uniform [0, jitter) */
     double param[COLO_ARRIVAL_MAX_PARAMS]; /* a registered process's own parameters */
+    colo_loadgen_cfg_t lg; /* mlperf: LoadGen's settings (scenario COLO_LG_NONE otherwise) */
 } colo_arrival_cfg_t;
 
 /* A process's state during one run (files, the MMPP state). Caller-owned. */

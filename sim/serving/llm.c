@@ -425,6 +425,7 @@ static void complete(colo_tenant_run_t *t, int id)
         if (!rc && r->output > 1) rc = colo_samples_push(&L->tpot, tpot);
         colo_serving_fail(sim, rc);
     }
+    if (t->lg) colo_serving_fail(sim, colo_loadgen_sample_done(&t->cfg->arrival.lg, t->lg, e2e, now));
     int32_t client = r->client;
     free_req(L, id);
     colo_serving_client_done(t, client);

@@ -6,6 +6,7 @@
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define SUB (1 << COLO_HIST_SUB_BITS)
@@ -73,11 +74,10 @@ void colo_samples_fini(colo_samples_t *s)
     memset(s, 0, sizeof *s);
 }
 
-/* The histogram's value at quantile q: the middle of the bucket holding the order statistic of
- * rank floor(q (count - 1)), clamped to the smallest and largest sample. */
-static double hist_quantile(const colo_samples_t *s, double q)
+/* The histogram's value of the order statistic of rank rank (0-based): the middle of the
+ * bucket holding it, clamped to the smallest and largest sample. */
+static double hist_rank(const colo_samples_t *s, uint64_t rank)
 {
-    uint64_t rank = (uint64_t)floor(q * (double)(s->count - 1));
     uint64_t seen = 0;
     for (size_t b = 0; b < COLO_HIST_BUCKETS; b++) {
         seen += s->hist[b];
@@ -91,6 +91,38 @@ static double hist_quantile(const colo_samples_t *s, double q)
         }
     }
     return (double)s->max;
+}
+
+/* The histogram's value at quantile q: the order statistic of rank floor(q (count - 1)). */
+static double hist_quantile(const colo_samples_t *s, double q)
+{
+    return hist_rank(s, (uint64_t)floor(q * (double)(s->count - 1)));
+}
+
+static int cmp_time(const void *a, const void *b)
+{
+    colo_time_t x = *(const colo_time_t *)a, y = *(const colo_time_t *)b;
+    return (x > y) - (x < y);
+}
+
+int colo_samples_ranks(const colo_samples_t *s, const uint64_t *k, size_t n, colo_time_t *out)
+{
+    for (size_t i = 0; i < n; i++)
+        if (k[i] >= s->count) return COLO_EINVAL;
+    if (s->hist) {
+        for (size_t i = 0; i < n; i++)
+            out[i] = (colo_time_t)llround(hist_rank(s, k[i]));
+        return 0;
+    }
+    if (n == 0) return 0;
+    colo_time_t *v = colo_malloc(s->n * sizeof *v);
+    if (!v) return COLO_ENOMEM;
+    memcpy(v, s->v, s->n * sizeof *v);
+    qsort(v, s->n, sizeof *v, cmp_time);
+    for (size_t i = 0; i < n; i++)
+        out[i] = v[k[i]];
+    colo_free(v);
+    return 0;
 }
 
 int colo_latency_summarise(const colo_samples_t *s, colo_latency_summary_t *out)

@@ -53,4 +53,10 @@ typedef struct colo_latency_summary {
  * Mean and max are exact either way. All zero when there are no samples. 0 or COLO_ENOMEM. */
 int colo_latency_summarise(const colo_samples_t *s, colo_latency_summary_t *out);
 
+/* The order statistics of ranks k[0..n) (0-based: k = 0 is the smallest; each < count) into
+ * out[]: exact while the samples are, else the middle of the bucket holding the rank, clamped to
+ * the smallest and largest sample (within COLO_HIST_REL_ERROR). 0, COLO_EINVAL (a rank not below
+ * count) or COLO_ENOMEM. Exact: sorts a copy, O(count log count); histogram: O(n buckets). */
+int colo_samples_ranks(const colo_samples_t *s, const uint64_t *k, size_t n, colo_time_t *out);
+
 #endif

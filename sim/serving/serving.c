@@ -184,6 +184,9 @@ static void request_done(colo_stream_run_t *s)
                         (long long)lat, (long long)t->isolated);
             colo_serving_fail(sim, colo_samples_push(&t->latency, lat));
         }
+        if (t->lg)
+            colo_serving_fail(sim, colo_loadgen_sample_done(&t->cfg->arrival.lg, t->lg,
+                                                            now - q.arrival, now));
         client_done(t, q.client);
     }
     s->n_batch = 0;
@@ -276,6 +279,7 @@ static void on_arrival(void *obj, int64_t arg)
     colo_sim_t *sim = t->sim;
     colo_time_t now = sim->eq.now;
     if (t->llm) colo_serving_llm_arriving(t); /* before the next record is read */
+    if (t->lg) colo_loadgen_issue(t->lg, -1, (int)arg, now);
     next_arrival(t, now);
     for (int64_t k = 0; k < arg; k++) {
         if (in_window(sim, now)) t->arrived++;
@@ -305,6 +309,8 @@ static void next_arrival(colo_tenant_run_t *t, colo_time_t now)
         colo_serving_fail(sim, rc);
         return;
     }
+    /* LoadGen ends a test once its minimum queries and duration are met (loadgen.h) */
+    if (rc == 0 && t->lg && colo_loadgen_done(&t->cfg->arrival.lg, t->lg, at)) return;
     if (rc == 0 && t->llm) colo_serving_llm_pending(t);
     if (rc == 0 && at < sim->sc->duration)
         colo_serving_fail(sim, colo_eq_schedule(&sim->eq, at, on_arrival, t, count, NULL));
@@ -323,6 +329,7 @@ static void on_query(void *obj, int64_t arg)
     }
     int n = t->cfg->arrival.per_query;
     t->outstanding[c] += n;
+    if (t->lg) colo_loadgen_issue(t->lg, c, n, now);
     for (int k = 0; k < n; k++) {
         if (in_window(sim, now)) t->arrived++;
         if (t->cfg->queue_limit > 0 && (long long)waiting(t) >= t->cfg->queue_limit) {
@@ -342,6 +349,10 @@ void colo_serving_client_done(colo_tenant_run_t *t, int32_t client)
     if (client < 0 || --t->outstanding[client] > 0) return;
     colo_sim_t *sim = t->sim;
     colo_time_t at = sim->eq.now + colo_arrival_think(&t->cfg->arrival, t->rng);
+    if (t->lg) { /* a LoadGen query is answered when its last sample is */
+        colo_serving_fail(sim, colo_loadgen_query_done(t->lg, client, sim->eq.now));
+        if (colo_loadgen_done(&t->cfg->arrival.lg, t->lg, at)) return;
+    }
     if (at < sim->sc->duration)
         colo_serving_fail(sim, colo_eq_schedule(&sim->eq, at, on_query, t, client, NULL));
 }
@@ -537,6 +548,9 @@ int colo_sim_new(const colo_scenario_t *sc, colo_sim_t **out, colo_error_t *err)
         int clients = t->cfg->arrival.clients;
         if (clients > 0 && !(t->outstanding = colo_calloc((size_t)clients, sizeof(int)))) goto fail;
         if (t->cfg->llm && colo_serving_llm_new(t)) goto fail;
+        if (t->cfg->arrival.lg.scenario != COLO_LG_NONE &&
+            (!(t->lg = colo_calloc(1, sizeof *t->lg)) || colo_loadgen_run_init(t->lg, clients)))
+            goto fail;
     }
     if ((rc = colo_domain_build(sim))) goto fail;
     for (size_t i = 0; i < sim->n; i++) {
@@ -721,6 +735,8 @@ void colo_sim_free(colo_sim_t *sim)
             if (t->rng) gsl_rng_free(t->rng);
             colo_free(t->queue);
             colo_free(t->outstanding);
+            if (t->lg) colo_loadgen_run_fini(t->lg);
+            colo_free(t->lg);
             colo_arrival_stop(&t->arrivals);
             for (size_t k = 0; t->var && k < t->cfg->n_variants; k++) {
                 colo_free(t->var[k].op_time);
