@@ -124,6 +124,28 @@ static void print_llm(const colo_tenant_cfg_t *t)
            c->typical_prompt, c->typical_output);
 }
 
+/* Batching: the smallest batch b whose time alone, shared by its b requests, lets instances
+ * keep up with rate (rate x time(b) / b < instances) into *out; the largest batch when none
+ * does. Time per request falls with the batch while the GPU is underfilled, so a binary search
+ * over [1, max_batch] (O(log max_batch) request times). */
+static int min_batch(const colo_scenario_t *sc, size_t i, colo_place_rates_t pr, double rate,
+                     int instances, int *out, colo_error_t *err)
+{
+    int lo = 1, hi = sc->tenants[i].max_batch;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        colo_time_t t;
+        int rc = colo_tenant_request_time(sc, i, pr, mid, &t, err);
+        if (rc) return rc;
+        if (rate * COLO_TO_S(t) / mid < instances)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    *out = lo;
+    return 0;
+}
+
 static int cmd_check(int argc, char **argv)
 {
     struct colo_cli_scenario_opts o;
@@ -176,10 +198,14 @@ static int cmd_check(int argc, char **argv)
             return EXIT_INPUT;
         }
         /* the GPU time one request takes: a full batch's time shared by its requests */
-        colo_time_t per_request = alone;
+        colo_time_t per_request = alone, one = alone;
+        int keeps_up = 0; /* batching: the smallest batch whose time per request keeps up */
+        double rate = colo_arrival_rate(&t->arrival);
         if (t->max_batch > 1) {
             colo_time_t full;
-            if (colo_tenant_request_time(sc, i, pr, t->max_batch, &full, &err)) {
+            if (colo_tenant_request_time(sc, i, pr, t->max_batch, &full, &err) ||
+                colo_tenant_request_time(sc, i, pr, 1, &one, &err) ||
+                (rate > 0 && min_batch(sc, i, pr, rate, t->instances, &keeps_up, &err))) {
                 colo_cli_print_error(&err);
                 colo_scenario_free(sc);
                 return EXIT_INPUT;
@@ -242,9 +268,22 @@ static int cmd_check(int argc, char **argv)
             snprintf(slo, sizeof slo, "TTFT %.6g ms, TPOT %.6g ms%s", t->llm->slo_ttft_ms,
                      t->llm->slo_tpot_ms, t->slo > 0 ? " and end to end" : "");
         printf("  %-14s   arrivals: %s; SLO %s\n", "", arr, slo);
-        if (load > 0 && !t->llm)
-            printf("  %-14s   busy %.1f %% of the time alone%s%s\n", "", 100 * load,
-                   t->max_batch > 1 ? " in full batches" : "",
+        double load1 = rate * COLO_TO_S(one);
+        if (load > 0 && !t->llm && t->max_batch > 1) {
+            /* a batch fills only as requests come: full batches are the best case, one request
+             * at a time the worst */
+            char note[128] = "";
+            if (load >= t->instances)
+                snprintf(note, sizeof note, " (its queue grows without bound even in full batches)");
+            else if (load1 >= t->instances)
+                snprintf(note, sizeof note, " (it keeps up only in batches of %d or more)",
+                         keeps_up);
+            printf("  %-14s   busy %.1f %% of the time alone in full batches, %.1f %% one request "
+                   "at a time%s\n",
+                   "", 100 * load, 100 * load1, note);
+        }
+        else if (load > 0 && !t->llm)
+            printf("  %-14s   busy %.1f %% of the time alone%s\n", "", 100 * load,
                    load >= t->instances ? " (its queue grows without bound)"
                    : load >= 1 ? " (more than one request at a time: its instances must overlap)"
                                : "");
