@@ -101,13 +101,22 @@ struct tenant_rt {
 static std::vector<tenant_rt> T;
 static int max_smem_optin;
 static __thread CUcontext current_ctx;
+static bool mps_client; /* this process was planned as a client of the run's MPS daemon */
+
+/* A failed CUDA call's error: what was called, CUDA's words and name, and why it may have
+ * failed (colo_live_cuda_hint). */
+static int cuda_error(colo_error_t *err, const char *what, cudaError_t e)
+{
+    const char *hint = colo_live_cuda_hint(cudaGetErrorName(e), mps_client);
+    return colo_error_set(err, COLO_EIO, NULL, 0, NULL, "%s: %s (%s)%s%s", what,
+                          cudaGetErrorString(e), cudaGetErrorName(e), hint ? ": " : "",
+                          hint ? hint : "");
+}
 
 #define CK(call, what)                                                                             \
     do {                                                                                           \
         cudaError_t e_ = (call);                                                                   \
-        if (e_ != cudaSuccess)                                                                     \
-            return colo_error_set(err, COLO_EIO, NULL, 0, NULL, "%s: %s", what,                    \
-                                  cudaGetErrorString(e_));                                         \
+        if (e_ != cudaSuccess) return cuda_error(err, what, e_);                                   \
     } while (0)
 
 static long long now_ns(void)
@@ -284,10 +293,16 @@ static int alloc_buffers(tenant_rt &tr, const std::vector<op_run> &ops, const co
 static int open_device(const colo_scenario_t *sc, const colo_live_plan_t *plan, int proc,
                        char *device, size_t device_len, colo_error_t *err)
 {
+    for (size_t i = 0; i < plan->n; i++)
+        if (plan->t[i].process == proc && plan->t[i].ctx == COLO_LIVE_MPS) mps_client = true;
     int n = 0;
-    if (cudaGetDeviceCount(&n) != cudaSuccess || n < 1)
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess)
+        return cuda_error(err, "no CUDA device (--backend cpu checks the harness without one)", e);
+    if (n < 1)
         return colo_error_set(err, COLO_EIO, NULL, 0, NULL,
-                              "no CUDA device (use --backend cpu to check the harness)");
+                              "no CUDA device visible (--backend cpu checks the harness without "
+                              "one): check nvidia-smi and CUDA_VISIBLE_DEVICES");
     CK(cudaSetDevice(0), "cudaSetDevice");
     cudaDeviceProp p;
     CK(cudaGetDeviceProperties(&p, 0), "cudaGetDeviceProperties");

@@ -271,3 +271,60 @@ int colo_live_child_main(const struct colo_live_opts *o, const colo_scenario_t *
     colo_free(tt);
     return rc ? EXIT_RUN : 0;
 }
+
+/* Error names and meanings: the CUDA Runtime API's cudaError enumeration. */
+const char *colo_live_cuda_hint(const char *name, bool mps_client)
+{
+    static const struct {
+        const char *name, *hint, *mps_hint;
+    } hints[] = {
+        {"cudaErrorInsufficientDriver",
+         "no NVIDIA driver is loaded, or it is older than this build's CUDA runtime: nvidia-smi "
+         "shows the driver and the CUDA version it supports",
+         NULL},
+        {"cudaErrorNoDevice",
+         "the driver sees no GPU: check nvidia-smi, and that CUDA_VISIBLE_DEVICES does not hide it",
+         "the driver sees no GPU for this MPS client: check nvidia-smi, CUDA_VISIBLE_DEVICES, and "
+         "the MPS daemon's log in the run folder (mps-N/log)"},
+        {"cudaErrorDevicesUnavailable",
+         "the GPU is busy or unavailable: its compute mode is Exclusive_Process with another "
+         "process on it, or Prohibited (nvidia-smi -q -d COMPUTE)",
+         "the GPU is busy or unavailable to this MPS client: another process holds it in "
+         "Exclusive_Process mode outside the run's MPS daemon"},
+        {"cudaErrorSystemDriverMismatch",
+         "the kernel module and the user-space driver (libcuda) are of different versions: reload "
+         "the module or reboot",
+         NULL},
+        {"cudaErrorSystemNotReady",
+         "the system is not ready for CUDA: on NVSwitch systems the fabric manager must be running",
+         NULL},
+        {"cudaErrorCompatNotSupportedOnDevice",
+         "this GPU does not support the CUDA forward-compatibility libraries in use", NULL},
+        {"cudaErrorNoKernelImageForDevice",
+         "this build has no code for this GPU's architecture: rebuild with "
+         "-DCMAKE_CUDA_ARCHITECTURES naming it",
+         NULL},
+        {"cudaErrorMpsConnectionFailed", "the MPS control daemon or server could not be reached",
+         "the run's MPS daemon could not be reached: see its log in the run folder (mps-N/log)"},
+        {"cudaErrorMpsServerNotReady",
+         "the MPS server refuses new clients: it is recovering from a fatal error or still "
+         "starting",
+         NULL},
+        {"cudaErrorMpsMaxClientsReached",
+         "the MPS server refused the client: the GPU's MPS client limit is reached", NULL},
+        {"cudaErrorMpsMaxConnectionsReached",
+         "the MPS server refused the client: its device connections are exhausted "
+         "(CUDA_DEVICE_MAX_CONNECTIONS)",
+         NULL},
+        {"cudaErrorMpsRpcFailure", "the MPS server and client lost their connection", NULL},
+        {"cudaErrorMpsClientTerminated",
+         "the MPS server terminated this client (another client's fatal error, or a "
+         "terminate_client)",
+         NULL},
+    };
+    if (!name) return NULL;
+    for (size_t i = 0; i < sizeof hints / sizeof *hints; i++)
+        if (strcmp(name, hints[i].name) == 0)
+            return mps_client && hints[i].mps_hint ? hints[i].mps_hint : hints[i].hint;
+    return NULL;
+}

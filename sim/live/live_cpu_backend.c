@@ -4,8 +4,33 @@
 #include "serving.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 static colo_time_t *cpu_isolated;
+
+/* COLOSIM_LIVE_CPU_CUDA_ERROR=NAME makes the stand-in's fit fail as a CUDA call failing with
+ * that runtime error would, and NAME:run its run-phase set-up instead (as an MPS client when
+ * the plan makes it one), so that how a failure is reported can be checked without a GPU
+ * (docs/live.md). 0 when not asked. */
+static int stand_in_failure(const colo_live_plan_t *plan, int proc, bool run, colo_error_t *err)
+{
+    const char *v = getenv("COLOSIM_LIVE_CPU_CUDA_ERROR");
+    if (!v || !*v) return 0;
+    char name[128];
+    snprintf(name, sizeof name, "%s", v);
+    char *colon = strchr(name, ':');
+    bool at_run = colon && strcmp(colon, ":run") == 0;
+    if (colon) *colon = '\0';
+    if (at_run != run) return 0;
+    bool mps = false;
+    for (size_t i = 0; run && i < plan->n; i++)
+        mps |= plan->t[i].process == proc && plan->t[i].ctx == COLO_LIVE_MPS;
+    const char *hint = colo_live_cuda_hint(name, mps);
+    return colo_error_set(err, COLO_EIO, NULL, 0, NULL,
+                          "cudaSetDevice: (%s, the stand-in's COLOSIM_LIVE_CPU_CUDA_ERROR)%s%s",
+                          name, hint ? ": " : "", hint ? hint : "");
+}
 
 /* The stand-in's fit: every kernel hits its target (there is nothing to size); it takes a few
  * milliseconds so that fits that overlapped in time would show in the results. */
@@ -13,6 +38,8 @@ static int cpu_fit(const colo_scenario_t *sc, const colo_live_plan_t *plan, int 
                    colo_live_fit_t *fit, char *device, size_t device_len, colo_error_t *err)
 {
     snprintf(device, device_len, "CPU stand-in (requests sleep their simulated isolated time)");
+    int failed = stand_in_failure(plan, proc, false, err);
+    if (failed) return failed;
     for (size_t i = 0; i < plan->n; i++) {
         const colo_tenant_cfg_t *c = &sc->tenants[i];
         if (plan->t[i].process != proc || c->command) continue;
@@ -37,10 +64,10 @@ static int cpu_prepare(const colo_scenario_t *sc, const colo_live_plan_t *plan, 
                        const colo_live_fit_t *fit, char *device, size_t device_len,
                        colo_error_t *err)
 {
-    (void)plan;
-    (void)proc;
     (void)fit;
     snprintf(device, device_len, "CPU stand-in (requests sleep their simulated isolated time)");
+    int rc0 = stand_in_failure(plan, proc, true, err);
+    if (rc0) return rc0;
     cpu_isolated = colo_calloc(sc->n_tenants, sizeof *cpu_isolated);
     if (!cpu_isolated) return colo_error_set(err, COLO_ENOMEM, sc->path, 0, NULL, "out of memory");
     for (size_t i = 0; i < sc->n_tenants; i++) {

@@ -180,14 +180,23 @@ static int spawn(const struct colo_live_opts *o, const colo_live_plan_t *plan, i
     return 0;
 }
 
+/* How a process ended, after the reason it gave (its "error" line) when it gave one. */
 static void describe_exit(struct colo_live_proc *pr)
 {
+    char how[96] = "";
     if (WIFSIGNALED(pr->status))
-        snprintf(pr->error, sizeof pr->error, "process killed by signal %d (%s)",
-                 WTERMSIG(pr->status), strsignal(WTERMSIG(pr->status)));
+        snprintf(how, sizeof how, "process killed by signal %d (%s)", WTERMSIG(pr->status),
+                 strsignal(WTERMSIG(pr->status)));
     else if (WIFEXITED(pr->status) && WEXITSTATUS(pr->status))
-        snprintf(pr->error, sizeof pr->error, "process exited with status %d",
-                 WEXITSTATUS(pr->status));
+        snprintf(how, sizeof how, "process exited with status %d", WEXITSTATUS(pr->status));
+    if (!how[0]) return;
+    if (!pr->error[0]) {
+        snprintf(pr->error, sizeof pr->error, "%s", how);
+        return;
+    }
+    size_t used = strlen(pr->error);
+    if (!strstr(pr->error, how))
+        snprintf(pr->error + used, sizeof pr->error - used, " (%s)", how);
 }
 
 /* Reaps children that ended; true when all have. */
@@ -233,7 +242,7 @@ static int wait_ready(double timeout_s)
         for (int k = 0; k < n; k++) {
             if (!(fds[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
             struct colo_live_proc *pr = &colo_live_parent.procs[map[k]];
-            char line[512];
+            char line[1024];
             ssize_t got = read(pr->st, line, sizeof line - 1);
             if (got <= 0) {
                 snprintf(pr->error, sizeof pr->error, "ended before it was ready");
@@ -245,7 +254,7 @@ static int wait_ready(double timeout_s)
                 pr->ready = true;
                 snprintf(pr->device, sizeof pr->device, "%.250s", line + 6);
             } else {
-                snprintf(pr->error, sizeof pr->error, "%.250s",
+                snprintf(pr->error, sizeof pr->error, "%.630s",
                          strncmp(line, "error ", 6) == 0 ? line + 6 : line);
             }
         }
@@ -265,7 +274,7 @@ static char *iso_now(char *buf, size_t n)
 static void wait_fit(struct colo_live_proc *pr, double timeout_s)
 {
     long long until = colo_live_now_ns() + (long long)(timeout_s * 1e9);
-    char line[512];
+    char line[1024];
     ssize_t got = 0;
     bool answered = false; /* a line, or end of file: the child is ending by itself */
     while (!g_signal && colo_live_now_ns() < until) {
@@ -279,7 +288,7 @@ static void wait_fit(struct colo_live_proc *pr, double timeout_s)
         line[got] = '\0';
         line[strcspn(line, "\n")] = '\0';
         if (strncmp(line, "error ", 6) == 0)
-            snprintf(pr->fit_error, sizeof pr->fit_error, "%.250s", line + 6);
+            snprintf(pr->fit_error, sizeof pr->fit_error, "%.630s", line + 6);
     } else if (!g_signal && colo_live_now_ns() >= until) {
         snprintf(pr->fit_error, sizeof pr->fit_error,
                  "the fit took more than %.0f s (--ready-timeout)", timeout_s);
@@ -358,6 +367,28 @@ static int parent_main(const struct colo_live_opts *o, const colo_scenario_t *sc
         rc = spawn(o, plan, p, COLO_LIVE_FIT, self_argv, n_self, &err);
         if (!rc) wait_fit(&colo_live_parent.procs[p], o->ready_timeout_s);
         colo_live_parent.procs[p].fit_end = colo_live_now_ns() - origin;
+    }
+    /* a process that could not fit its kernels cannot run: say why, per process, and stop */
+    bool fit_failed = false;
+    for (int p = 0; p < colo_live_parent.n && !rc && !g_signal; p++)
+        if (colo_live_parent.procs[p].fit_error[0]) {
+            char who[256] = "";
+            size_t used = 0;
+            for (size_t i = 0; i < plan->n && used + 2 < sizeof who; i++)
+                if (plan->t[i].process == p) {
+                    int w = snprintf(who + used, sizeof who - used, "%s%s", used ? ", " : "",
+                                     sc->tenants[i].name);
+                    used += w > 0 ? (size_t)w : 0;
+                }
+            fprintf(stderr, "%s: process %d (%s) failed to fit its kernels: %s\n", prog, p, who,
+                    colo_live_parent.procs[p].fit_error);
+            fit_failed = true;
+        }
+    if (fit_failed) {
+        fprintf(stderr, "%s: nothing was run and no results written\n", prog);
+        cleanup();
+        colo_free(procs);
+        return EXIT_RUN;
     }
     bool mps = plan->mps_daemon && (b->uses_gpu || getenv("COLOSIM_MPS_CONTROL"));
     char gpu_uuid[96] = "";
@@ -452,7 +483,7 @@ static int parent_main(const struct colo_live_opts *o, const colo_scenario_t *sc
         for (size_t k = 0; fired && k < sc->n_faults; k++)
             fault |= fired[k] && plan->t[sc->faults[k].tenant].process == plan->t[i].process;
         if (pr->error[0] && !out[i].error[0])
-            snprintf(out[i].error, sizeof out[i].error, "%.200s%s", pr->error,
+            snprintf(out[i].error, sizeof out[i].error, "%.590s%s", pr->error,
                      fault ? " (fault injected by the scenario)" : "");
         if (out[i].error[0] && !fault) failed = true;
     }
@@ -497,6 +528,14 @@ static int parent_main(const struct colo_live_opts *o, const colo_scenario_t *sc
             if (out[i].error[0])
                 fprintf(stderr, "%s: tenant %s: %s\n", prog, sc->tenants[i].name, out[i].error);
         if (failed) status = EXIT_RUN;
+    }
+    bool refused = false; /* an MPS client refused or lost: the daemons' logs say why */
+    for (int i = 0; i < colo_live_parent.n; i++)
+        refused |= strstr(colo_live_parent.procs[i].error, "cudaErrorMps") != NULL;
+    if (refused && mps) {
+        colo_live_parent.keep_run_dir = true;
+        fprintf(stderr, "%s: the run folder is kept for the MPS daemons' logs: %s/mps-N/log\n",
+                prog, colo_live_parent.run_dir);
     }
     json_decref(res);
     for (size_t i = 0; out && i < plan->n; i++)

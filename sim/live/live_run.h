@@ -73,7 +73,7 @@ typedef struct colo_live_record {
 typedef struct colo_live_outcome {
     colo_live_record_t *rec;
     size_t n;
-    char error[256]; /* empty: its process ended normally */
+    char error[640]; /* empty: its process ended normally */
 } colo_live_outcome_t;
 
 /* Results in the simulator's schema (docs/results.md) from the outcomes of every tenant of the
@@ -82,6 +82,13 @@ typedef struct colo_live_outcome {
 json_t *colo_live_results(const colo_scenario_t *sc, const colo_live_plan_t *plan,
                           const colo_live_outcome_t *out, const char *const *overrides,
                           size_t n_overrides, json_t *live);
+
+/* Why a CUDA call of a live process may have failed, in words a user can act on, for the CUDA
+ * runtime error called name ("cudaErrorNoDevice", as cudaGetErrorName gives it): no driver or
+ * one too old, no device visible, the GPU busy in another compute mode, the MPS daemon refusing
+ * or unreachable (mps_client: the process was meant to be one of its clients), a build without
+ * this GPU's architecture. NULL for other errors. A static string. */
+const char *colo_live_cuda_hint(const char *name, bool mps_client);
 
 /* The whole command: `PROG SCENARIO [options]` (see the usage it prints). self_argv (n_self
  * strings) re-executes this program as a child ("/proc/self/exe" and any subcommand). The first

@@ -72,12 +72,12 @@ struct colo_live_proc {
     int ctl, st; /* our ends of its pipes */
     bool ready, done;
     int status;
-    char error[256];
+    char error[640];
     char device[256];
     const char *uuid;              /* MIG instance */
     char env[1024], fit_env[1024]; /* as given to the run and the fit, the run folder as RUN */
     long long fit_start, fit_end;  /* ns, from the parent's start */
-    char fit_error[256];
+    char fit_error[640];
 };
 
 /* What must be undone however the parent ends: children, the MPS daemon, the run folder. */

@@ -167,5 +167,28 @@ grep -q "no/such/dir/out.json" "$work/out.err" || fail "bad output path: $(cat "
 # 8. the dry run is the plan
 "$colosim" live "$fx" --dry-run | grep -q "live plan for" || fail "dry run"
 
+# 9. a process whose CUDA set-up fails (the stand-in's COLOSIM_LIVE_CPU_CUDA_ERROR): its fit
+# fails, the reason is printed per process, nothing is run or written, exit 1
+COLOSIM_LIVE_CPU_CUDA_ERROR=cudaErrorInsufficientDriver "$colosim" live "$fx" -q \
+    -o "$work/nodrv.json" 2> "$work/nodrv.err"; rc=$?
+[ $rc -eq 1 ] || fail "a failed fit exited $rc, not 1"
+[ ! -e "$work/nodrv.json" ] || fail "a failed fit wrote results"
+grep -q "process 0 (a) failed to fit its kernels: .*cudaErrorInsufficientDriver.*no NVIDIA driver" "$work/nodrv.err" &&
+    grep -q "nothing was run" "$work/nodrv.err" || fail "failed fit message: $(cat "$work/nodrv.err")"
+leftovers "failed fit"
+
+# 10. an MPS client refused when the run starts: the reason in its tenants' errors (after how the
+# process ended), exit 1, and the run folder kept for the daemon's log
+export COLOSIM_MPS_CONTROL=$src/tests/live/fake_mps_control.sh FAKE_MPS_LOG=$work/mps2.log
+COLOSIM_LIVE_CPU_CUDA_ERROR=cudaErrorMpsConnectionFailed:run "$colosim" live "$fx" -q \
+    --set sharing.mode=mps -o "$work/refused.json" 2> "$work/refused.err"; rc=$?
+unset COLOSIM_MPS_CONTROL
+[ $rc -eq 1 ] || fail "a refused MPS client exited $rc, not 1"
+jq_ "$work/refused.json" '.tenants[0].error' | grep -q "cudaErrorMpsConnectionFailed.*MPS daemon could not be reached.*mps-N/log.*(process exited with status 1)" ||
+    fail "refused MPS client not recorded: $(jq_ "$work/refused.json" '.tenants[0].error')"
+kept=$(sed -n 's/.*the run folder is kept for the MPS daemons. logs: \(.*\)\/mps-N\/log$/\1/p' "$work/refused.err")
+[ -n "$kept" ] && [ -d "$kept/mps-0/log" ] || fail "run folder not kept: $(cat "$work/refused.err")"
+rm -rf "$kept"
+
 [ $fails -eq 0 ] && echo "live harness: all checks passed"
 exit $((fails > 0))

@@ -337,3 +337,22 @@ Test(live_plan, green_contexts_come_from_one_split_and_are_disjoint)
     colo_live_plan_free(&p);
     colo_scenario_free(sc);
 }
+
+Test(live_plan, a_failed_cuda_call_says_why_in_words)
+{
+    /* no driver (or one too old): the runtime's own words say "insufficient" */
+    const char *h = colo_live_cuda_hint("cudaErrorInsufficientDriver", false);
+    cr_assert(h && strstr(h, "no NVIDIA driver") && strstr(h, "nvidia-smi"), "%s", h);
+    h = colo_live_cuda_hint("cudaErrorNoDevice", false);
+    cr_assert(h && strstr(h, "CUDA_VISIBLE_DEVICES"), "%s", h);
+    h = colo_live_cuda_hint("cudaErrorDevicesUnavailable", false);
+    cr_assert(h && strstr(h, "Exclusive_Process"), "%s", h);
+    /* MPS refusing or unreachable: a client of the run's daemon is sent to its log */
+    h = colo_live_cuda_hint("cudaErrorMpsConnectionFailed", true);
+    cr_assert(h && strstr(h, "mps-N/log"), "%s", h);
+    cr_assert(strstr(colo_live_cuda_hint("cudaErrorMpsMaxClientsReached", true), "client limit"));
+    cr_assert(strstr(colo_live_cuda_hint("cudaErrorMpsServerNotReady", false), "refuses"));
+    /* errors that say enough on their own get no hint */
+    cr_assert_null(colo_live_cuda_hint("cudaErrorMemoryAllocation", false));
+    cr_assert_null(colo_live_cuda_hint(NULL, true));
+}
