@@ -16,6 +16,7 @@ enum colo_tl_pid {
     COLO_TL_TENANTS = 1,     /* a track per tenant: its batches, with its kernels nested */
     COLO_TL_COPIES = 2,      /* a track per copy-engine domain and direction */
     COLO_TL_COUNTERS = 3,    /* queue lengths, kernels running */
+    COLO_TL_OWNER = 4,       /* time-slicing: a track per domain, who holds the GPU */
     COLO_TL_PARTITIONS = 10, /* + SM set index: one group per SM partition, its kernels on
                               * lanes; lane 1 only unless kernels co-reside there (MPS) */
 };

@@ -229,6 +229,54 @@ static void ts_exec_stop(void *obj, size_t ctx)
         colo_domain_halt_kernel(&t->streams[k]);
 }
 
+/* The name of a time-slicing domain's track: the GPU, or its MIG instance. */
+static const char *owner_track(const colo_domain_t *d)
+{
+    const colo_scenario_t *sc = d->sim->sc;
+    if (sc->sharing.mode == COLO_SHARE_MIG && d->n_members)
+        return sc->sharing.instances[member(d, 0)->cfg->instance].name;
+    return "GPU";
+}
+
+/* The span of who held the GPU until now, on the domain's owner track. */
+static void owner_span(colo_domain_t *d)
+{
+    colo_sim_t *sim = d->sim;
+    colo_time_t now = sim->eq.now;
+    if (d->tl_owner < 0 || now <= d->tl_since || !colo_timeline_wants(sim->tl, d->tl_since, now))
+        return;
+    const char *who = member(d, (size_t)d->tl_owner)->cfg->name;
+    char name[160], args[64];
+    snprintf(name, sizeof name, "%s%s", d->tl_switching ? "switch to " : "", who);
+    snprintf(args, sizeof args, "{\"switches\":%llu}", (unsigned long long)d->ts.switches);
+    colo_timeline_span(sim->tl, COLO_TL_OWNER, (int)(d - sim->dom) + 1, name,
+                       d->tl_switching ? "context switch" : "context", d->tl_since, now, args);
+}
+
+/* The GPU changes hands under time-slicing: the timeline's owner track and switch counter. */
+static void ts_owner(void *obj, long owner, bool switching)
+{
+    colo_domain_t *d = obj;
+    colo_sim_t *sim = d->sim;
+    if (!sim->tl || (owner == d->tl_owner && switching == d->tl_switching)) return;
+    owner_span(d);
+    d->tl_owner = owner;
+    d->tl_switching = switching;
+    d->tl_since = sim->eq.now;
+    if (switching) {
+        char name[160];
+        snprintf(name, sizeof name, "context switches (%s)", owner_track(d));
+        colo_timeline_counter(sim->tl, COLO_TL_COUNTERS, name, sim->eq.now,
+                              (double)d->ts.switches);
+    }
+}
+
+void colo_domain_timeline_end(colo_sim_t *sim)
+{
+    for (size_t k = 0; sim->tl && k < sim->n_dom; k++)
+        if (sim->dom[k].ts_ready) owner_span(&sim->dom[k]);
+}
+
 static void on_ts_done(void *obj, size_t ctx)
 {
     colo_domain_t *d = obj;
@@ -500,8 +548,9 @@ int colo_domain_build(colo_sim_t *sim)
     for (size_t k = 0; k < sim->n_dom && !rc; k++) {
         colo_domain_t *d = &sim->dom[k];
         if (d->kind != COLO_DOM_TIMESLICE || d->n_members == 0) continue;
-        colo_ts_exec_t timer = {NULL, NULL, d, ts_observe};
-        colo_ts_exec_t hw_exec = {ts_exec_start, ts_exec_stop, d, NULL};
+        colo_ts_exec_t timer = {NULL, NULL, d, ts_observe, ts_owner};
+        colo_ts_exec_t hw_exec = {ts_exec_start, ts_exec_stop, d, NULL, ts_owner};
+        d->tl_owner = -1;
         rc = colo_ts_init(&d->ts, &sim->eq, d->n_members, sc->sharing.timeslice,
                           sc->sharing.switch_cost, on_ts_done, d, d->ts_exec ? &hw_exec : &timer);
         if (!rc) {
@@ -531,6 +580,12 @@ int colo_sim_set_timeline(colo_sim_t *sim, colo_timeline_t *tl)
     colo_timeline_name(tl, COLO_TL_TENANTS, 0, "tenants (batches, kernels)", 1);
     colo_timeline_name(tl, COLO_TL_COPIES, 0, "copy engines", 2);
     colo_timeline_name(tl, COLO_TL_COUNTERS, 0, "counters", 3);
+    for (size_t k = 0; k < sim->n_dom; k++)
+        if (sim->dom[k].ts_ready) { /* time-slicing: who holds the GPU, and the switches */
+            colo_timeline_name(tl, COLO_TL_OWNER, 0, "time-slicing: who holds the GPU", 4);
+            snprintf(name, sizeof name, "%s: owning context, and switches", owner_track(&sim->dom[k]));
+            colo_timeline_name(tl, COLO_TL_OWNER, (int)k + 1, name, (int)k + 1);
+        }
     for (size_t i = 0; i < sim->n; i++) {
         colo_tenant_run_t *t = &sim->t[i];
         for (int k = 0; k < t->n_streams; k++) {

@@ -649,7 +649,8 @@ int colo_sim_run(colo_sim_t *sim, colo_error_t *err)
         ev.fn(ev.obj, ev.arg);
         if ((++polled & 4095) == 0 && colo_stop_requested()) colo_serving_fail(sim, COLO_EINTR);
     }
-    /* close the statistics of what is still running at the end */
+    /* close the statistics (and the timeline's spans) of what is still running at the end */
+    colo_domain_timeline_end(sim);
     const colo_scenario_t *sc = sim->sc;
     for (size_t i = 0; i < sim->n; i++)
         if (sim->t[i].kernels_running)

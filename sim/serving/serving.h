@@ -61,6 +61,10 @@ typedef struct colo_domain {
     colo_sched_t *sched; /* concurrent domains with a kernel scheduler; NULL: none */
     uint64_t *launches;  /* per item: launches so far (stale preemption timers) */
     bool dispatching;
+    /* time-slicing on the timeline: who holds the GPU since when (owner -1: nobody) */
+    long tl_owner;
+    bool tl_switching;
+    colo_time_t tl_since;
 } colo_domain_t;
 
 /* How a batch of b requests runs (colo_batch_plan): the trace whose kernels run, and how each

@@ -69,6 +69,8 @@ int colo_serving_llm_alone(const colo_tenant_cfg_t *tc, const colo_gpu_t *gpu,
 /* Domains and partitions of the hardware for the scenario's sharing mechanism. O(tenants +
  * streams + domains), and the kernel schedulers' init. */
 int colo_domain_build(colo_sim_t *sim);
+/* Writes the time-slicing owner spans still open at the end of a run to the timeline. */
+void colo_domain_timeline_end(colo_sim_t *sim);
 /* Launches what the scheduler picks, until it holds the rest. */
 void colo_domain_dispatch(colo_domain_t *d);
 /* Stops the stream's running kernel, keeping its progress in kernel_left. */

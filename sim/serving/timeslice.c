@@ -91,9 +91,15 @@ static void stop_kernel(colo_ts_t *ts)
     account_run(ts, ts->eq->now);
 }
 
+static void tell_owner(colo_ts_t *ts, long owner, bool switching)
+{
+    if (ts->exec.owner) ts->exec.owner(ts->exec.obj, owner, switching);
+}
+
 static void begin_slice(colo_ts_t *ts)
 {
     ts->phase = COLO_TS_OWNED;
+    tell_owner(ts, ts->owner, false);
     ts->resident = ts->owner;
     note_failure(
         ts, colo_eq_schedule(ts->eq, ts->eq->now + ts->slice, on_slice_end, ts, 0, &ts->slice_ev));
@@ -113,6 +119,7 @@ static void grant(colo_ts_t *ts, size_t c)
         return;
     }
     ts->phase = COLO_TS_SWITCHING;
+    tell_owner(ts, ts->owner, true);
     note_failure(
         ts, colo_eq_schedule(ts->eq, ts->eq->now + ts->switch_cost, on_switch_done, ts, 0, NULL));
 }
@@ -136,7 +143,10 @@ static void yield(colo_ts_t *ts)
     long next = next_waiting(ts);
     ts->owner = -1;
     ts->phase = COLO_TS_IDLE;
-    if (next >= 0) grant(ts, (size_t)next);
+    if (next >= 0)
+        grant(ts, (size_t)next);
+    else
+        tell_owner(ts, -1, false);
 }
 
 static void on_switch_done(void *obj, int64_t arg)

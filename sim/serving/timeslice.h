@@ -31,6 +31,9 @@ typedef struct colo_ts_exec {
     /* Optional, with either kind of execution: told when ctx's kernel starts running (true) and
      * when it stops, is preempted or ends (false). */
     void (*observe)(void *obj, size_t ctx, bool running);
+    /* Optional: told when the GPU changes hands: switching to owner (its context's state being
+     * loaded), owned by owner, or idle (owner -1). */
+    void (*owner)(void *obj, long owner, bool switching);
 } colo_ts_exec_t;
 
 struct colo_ts_ctx {

@@ -102,6 +102,50 @@ Test(timeline, time_slicing_never_overlaps_kernels)
     json_decref(d);
 }
 
+/* Under time-slicing one track says who holds the GPU: spans that never overlap, each switch
+ * (43 us on the H100) followed by the context it switched to, and the switches counter rising by
+ * one per switch. */
+Test(timeline, time_slicing_shows_who_holds_the_gpu_and_each_switch)
+{
+    json_t *d = run_with_timeline("scenarios/resnet50_bert_timeslice.cfg", 2.0, 3.0);
+    json_t *ev = json_object_get(d, "traceEvents"), *e;
+    size_t i, spans = 0, switches = 0, counters = 0;
+    double end = 0, first_count = -1, last_count = -1;
+    char after_switch[64] = "";
+    json_array_foreach(ev, i, e)
+    {
+        const char *ph = json_string_value(json_object_get(e, "ph"));
+        const char *name = json_string_value(json_object_get(e, "name"));
+        if (strcmp(ph, "C") == 0 && strstr(name, "context switches")) {
+            double v = json_number_value(json_object_get(json_object_get(e, "args"), "value"));
+            if (first_count < 0) first_count = v;
+            last_count = v;
+            counters++;
+        }
+        if (strcmp(ph, "X") || json_integer_value(json_object_get(e, "pid")) != COLO_TL_OWNER)
+            continue;
+        double ts = json_number_value(json_object_get(e, "ts"));
+        double dur = json_number_value(json_object_get(e, "dur"));
+        CHECK(ts >= end - 1e-6, "owner span at %.3f us overlaps the last, ending %.3f", ts, end);
+        end = ts + dur;
+        spans++;
+        if (after_switch[0]) {
+            CHECK(strcmp(name, after_switch) == 0, "'%s' after a switch to %s", name, after_switch);
+            after_switch[0] = '\0';
+        }
+        if (strncmp(name, "switch to ", 10) == 0) {
+            CHECK(fabs(dur - 43.0) < 1e-6, "a switch of %.3f us", dur);
+            snprintf(after_switch, sizeof after_switch, "%s", name + 10);
+            switches++;
+        }
+    }
+    cr_assert_gt(switches, 10, "BERT and ResNet-50 alternate: %zu switches", switches);
+    cr_assert_gt(spans, 2 * switches);
+    cr_assert_eq(counters, switches);
+    cr_assert_float_eq(last_count - first_count, (double)(switches - 1), 1e-9);
+    json_decref(d);
+}
+
 Test(timeline, mig_instances_and_green_contexts_are_separate_tracks)
 {
     json_t *d = run_with_timeline("scenarios/mig_layout_h100.cfg", 3.0, 3.3);
