@@ -351,8 +351,11 @@ int colo_json_write_file(json_t *doc, size_t flags, const char *path, const char
     colo_atomic_file_t af;
     int rc = colo_atomic_open(&af, path, err);
     if (rc) return rc;
+    errno = 0;
     if (json_dumpf(doc, af.f, flags) || fputc('\n', af.f) == EOF) {
+        int e = errno; /* a write that failed says why (a full disk), as the commit would */
         colo_atomic_abort(&af);
+        if (e) return colo_error_set(err, COLO_EIO, path, 0, NULL, "cannot write: %s", strerror(e));
         return colo_error_set(err, COLO_EIO, path, 0, NULL, "%s", message);
     }
     return colo_atomic_commit(&af, err);

@@ -7,6 +7,7 @@
 #include "run_stats_internal.h"
 #include "version.h"
 
+#include <math.h>
 #include <string.h>
 
 json_t *colo_latency_json(const colo_latency_summary_t *s)
@@ -14,6 +15,32 @@ json_t *colo_latency_json(const colo_latency_summary_t *s)
     return json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:s}", "mean", s->mean_ms, "p50", s->p50_ms, "p90",
                      s->p90_ms, "p99", s->p99_ms, "p999", s->p999_ms, "max", s->max_ms,
                      "percentiles", s->exact ? "exact" : "histogram");
+}
+
+/* The latency distribution of samples s as [ms, share] pairs: the share q of requests at or
+ * below ms, at q = 1 - 10^(-k/8) for k = 0..28 (denser in the tail, to the 99.97th percentile)
+ * and the maximum (q = 1); each the order statistic of rank floor(q (n - 1)), exact or from the
+ * histogram (colo_samples_ranks). An empty array without samples; NULL when out of memory. */
+static json_t *cdf_json(const colo_samples_t *s)
+{
+    enum { K = 29 };
+    json_t *a = json_array();
+    if (!a || s->count == 0) return a;
+    uint64_t rank[K + 1];
+    double q[K + 1];
+    for (int k = 0; k <= K; k++) {
+        q[k] = k < K ? 1 - pow(10, -k / 8.0) : 1.0;
+        rank[k] = (uint64_t)floor(q[k] * (double)(s->count - 1));
+    }
+    colo_time_t v[K + 1];
+    int bad = colo_samples_ranks(s, rank, K + 1, v);
+    for (int k = 0; k <= K && !bad; k++)
+        bad = json_array_append_new(a, json_pack("[f,f]", COLO_TO_MS(v[k]), q[k]));
+    if (bad) {
+        json_decref(a);
+        return NULL;
+    }
+    return a;
 }
 
 static double fraction(colo_time_t part, colo_time_t whole)
@@ -180,6 +207,7 @@ static json_t *tenant_json(const colo_sim_t *sim, const colo_tenant_run_t *t)
                                   st.goodput_rps >= 0 ? json_real(st.goodput_rps) : json_null()) ||
               (c->llm && json_object_set_new(o, "llm", llm_json(sim, t))) ||
               (t->lg && json_object_set_new(o, "mlperf", mlperf_json(t))) ||
+              json_object_set_new(json_object_get(o, "latency_ms"), "cdf", cdf_json(&t->latency)) ||
               json_object_set_new(o, "instances", json_integer(t->n_streams)) ||
               json_object_set_new(o, "instances_busy_max", json_integer(t->peak_busy)) ||
               json_object_set_new(o, "queue_ms_mean", json_real(t->queue_ns / done / 1e6)) ||

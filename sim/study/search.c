@@ -15,28 +15,30 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Whether every tenant with an SLO meets the goal at this value, over the replications. */
-static int passes(const colo_study_t *s, char **sets, size_t n, double x, bool *ok,
-                  colo_error_t *err)
+/* Whether every tenant with an SLO meets the goal at this value, over replications first ..
+ * first + count - 1 (seeds first + 1, ...); rep_ok[k] (when not NULL): whether replication
+ * first + k alone met it (every tenant's attainment in it at least the goal). */
+static int passes(const colo_study_t *s, char **sets, size_t n, double x, int first, int count,
+                  bool *ok, bool *rep_ok, colo_error_t *err)
 {
     char kv[256], seed[64], num_text[64];
     colo_study_float_text(num_text, sizeof num_text, 9, x);
     snprintf(kv, sizeof kv, "%s=%s", s->search.key, num_text);
     sets[n] = kv;
     sets[n + 1] = seed;
-    int reps = s->search.replications;
     double sum[64] = {0}, sq[64] = {0};
     int cnt[64] = {0}; /* replications in which tenant i had arrivals (an attainment) */
     size_t nt = 0;
     bool any_slo = false;
     int rc = 0;
-    for (int r = 0; r < reps && !rc; r++) {
+    for (int r = first; r < first + count && !rc; r++) {
         snprintf(seed, sizeof seed, "seed=%d", r + 1);
         json_t *res;
         rc = colo_study_simulate(s->scenario, sets, n + 2, &res, err);
         if (rc) break;
         size_t i;
         json_t *t;
+        if (rep_ok) rep_ok[r - first] = true;
         json_array_foreach(json_object_get(res, "tenants"), i, t)
         {
             if (i >= 64) break;
@@ -47,6 +49,7 @@ static int passes(const colo_study_t *s, char **sets, size_t n, double x, bool *
             double v = json_number_value(a);
             sum[i] += v;
             sq[i] += v * v;
+            if (rep_ok && v < s->search.attainment - 1e-12) rep_ok[r - first] = false;
             if (i + 1 > nt) nt = i + 1;
         }
         json_decref(res);
@@ -72,35 +75,121 @@ static int passes(const colo_study_t *s, char **sets, size_t n, double x, bool *
     return 0;
 }
 
-int colo_search_point(const colo_study_t *s, char **sets, size_t n, double *capacity,
-                      bool *lo_fails, bool *hi_passes, colo_error_t *err)
+enum { MAX_PROBES = 256 };
+
+/* The values tried at one point, and which replications passed at each. */
+struct probes {
+    int n, reps;
+    double x[MAX_PROBES];
+    bool *ok; /* ok[j * reps + r] */
+};
+
+static int probe(const colo_study_t *s, char **sets, size_t n, struct probes *pr, double x,
+                 bool *ok, colo_error_t *err)
 {
-    double lo = s->search.lo, hi = s->search.hi;
-    bool ok;
-    *lo_fails = *hi_passes = false;
-    int rc = passes(s, sets, n, lo, &ok, err);
-    if (rc) return rc;
-    if (!ok) {
-        *lo_fails = true;
-        *capacity = lo;
+    bool *row = pr->n < MAX_PROBES ? pr->ok + (size_t)pr->n * (size_t)pr->reps : NULL;
+    int rc = passes(s, sets, n, x, 0, pr->reps, ok, row, err);
+    if (!rc && row) pr->x[pr->n++] = x;
+    return rc;
+}
+
+/* Replication r's own capacity: the bracket the shared probes give it (the highest value it
+ * passed at, the lowest above that it failed at), narrowed to the tolerance by runs of its
+ * seed alone. */
+static int rep_capacity(const colo_study_t *s, char **sets, size_t n, const struct probes *pr,
+                        int r, double *cap, colo_error_t *err)
+{
+    double lo = -1, hi = -1;
+    for (int j = 0; j < pr->n; j++)
+        if (pr->ok[(size_t)j * (size_t)pr->reps + (size_t)r] && pr->x[j] > lo) lo = pr->x[j];
+    if (lo < 0) { /* it failed at lo, the first value tried */
+        *cap = s->search.lo;
         return 0;
     }
-    if ((rc = passes(s, sets, n, hi, &ok, err))) return rc;
-    if (ok) {
-        *hi_passes = true;
-        *capacity = hi;
-        return 0;
+    for (int j = 0; j < pr->n; j++)
+        if (!pr->ok[(size_t)j * (size_t)pr->reps + (size_t)r] && pr->x[j] > lo &&
+            (hi < 0 || pr->x[j] < hi))
+            hi = pr->x[j];
+    int rc = 0;
+    bool ok;
+    if (hi < 0) { /* it passed at every value tried: is hi within it? */
+        if (lo >= s->search.hi) {
+            *cap = s->search.hi;
+            return 0;
+        }
+        if ((rc = passes(s, sets, n, s->search.hi, r, 1, &ok, NULL, err))) return rc;
+        if (ok) {
+            *cap = s->search.hi;
+            return 0;
+        }
+        hi = s->search.hi;
     }
     while (hi - lo > s->search.tolerance * lo) {
         double mid = 0.5 * (lo + hi);
-        if ((rc = passes(s, sets, n, mid, &ok, err))) return rc;
+        if ((rc = passes(s, sets, n, mid, r, 1, &ok, NULL, err))) return rc;
         if (ok)
             lo = mid;
         else
             hi = mid;
     }
-    *capacity = lo;
+    *cap = lo;
     return 0;
+}
+
+int colo_search_point(const colo_study_t *s, char **sets, size_t n, double *capacity,
+                      bool *lo_fails, bool *hi_passes, double *rep_caps, colo_error_t *err)
+{
+    double lo = s->search.lo, hi = s->search.hi;
+    bool ok;
+    *lo_fails = *hi_passes = false;
+    struct probes pr = {.reps = s->search.replications};
+    pr.ok = colo_calloc((size_t)MAX_PROBES * (size_t)pr.reps, sizeof *pr.ok);
+    if (!pr.ok) return colo_error_set(err, COLO_ENOMEM, s->scenario, 0, NULL, "out of memory");
+    int rc = probe(s, sets, n, &pr, lo, &ok, err);
+    if (!rc && !ok) {
+        *lo_fails = true;
+        *capacity = lo;
+    }
+    if (!rc && ok && !(rc = probe(s, sets, n, &pr, hi, &ok, err)) && ok) {
+        *hi_passes = true;
+        *capacity = hi;
+    }
+    while (!rc && !*lo_fails && !*hi_passes && hi - lo > s->search.tolerance * lo) {
+        double mid = 0.5 * (lo + hi);
+        if ((rc = probe(s, sets, n, &pr, mid, &ok, err))) break;
+        if (ok)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    if (!rc && !*lo_fails && !*hi_passes) *capacity = lo;
+    for (int r = 0; !rc && rep_caps && r < pr.reps; r++)
+        rc = rep_capacity(s, sets, n, &pr, r, &rep_caps[r], err);
+    colo_free(pr.ok);
+    return rc;
+}
+
+/* The replications' own capacities, their mean and its two-sided confidence interval at the
+ * search's confidence (Student t; none for one replication). NULL when out of memory. */
+static json_t *reps_json(const colo_study_t *s, const double *c)
+{
+    int k = s->search.replications;
+    double mean = 0, var = 0;
+    json_t *caps = json_array();
+    for (int r = 0; r < k && caps; r++) {
+        mean += c[r] / k;
+        if (json_array_append_new(caps, json_real(c[r]))) json_decref(caps), caps = NULL;
+    }
+    for (int r = 0; r < k; r++)
+        var += k > 1 ? (c[r] - mean) * (c[r] - mean) / (k - 1) : 0;
+    double half = k > 1 ? gsl_cdf_tdist_Pinv(0.5 + 0.5 * s->search.confidence, k - 1) *
+                              sqrt(var) / sqrt(k)
+                        : 0;
+    /* no capacity is below 0: the interval is cut there */
+    json_t *ci = k > 1 ? json_pack("[f,f]", fmax(0, mean - half), mean + half) : json_null();
+    return caps && ci ? json_pack("{s:o,s:f,s:o,s:f}", "capacities", caps, "mean", mean, "ci", ci,
+                                  "ci_level", s->search.confidence)
+                      : NULL;
 }
 
 static json_t *search_point(const colo_study_t *s, size_t i, char **sets, size_t n)
@@ -109,18 +198,26 @@ static json_t *search_point(const colo_study_t *s, size_t i, char **sets, size_t
     colo_error_clear(&err);
     double cap = 0;
     bool lo_fails, hi_passes;
-    int rc = colo_search_point(s, sets, n, &cap, &lo_fails, &hi_passes, &err);
+    double *reps = colo_calloc((size_t)s->search.replications, sizeof *reps);
+    int rc = reps ? colo_search_point(s, sets, n, &cap, &lo_fails, &hi_passes, reps, &err)
+                  : colo_error_set(&err, COLO_ENOMEM, s->scenario, 0, NULL, "out of memory");
     json_t *doc =
         json_pack("{s:I,s:o,s:o}", "point", (json_int_t)i, "values", colo_study_values_json(s, i),
                   "overrides", colo_study_string_array(sets, n));
-    if (!doc) return NULL;
+    if (!doc) {
+        colo_free(reps);
+        return NULL;
+    }
     if (rc) {
+        colo_free(reps);
         char msg[2048];
         colo_error_format(&err, msg, sizeof msg);
         json_object_set_new(doc, "error", json_string(msg));
         return doc;
     }
     json_object_set_new(doc, "capacity", json_real(cap));
+    json_object_set_new(doc, "replications", reps_json(s, reps));
+    colo_free(reps);
     json_object_set_new(doc, "bracket",
                         json_string(lo_fails    ? "below lo"
                                     : hi_passes ? "at or above hi"
@@ -157,7 +254,8 @@ int colo_search_run(const colo_study_t *s, const colo_sweep_opts_t *o, colo_erro
             fputc(',', af.f);
             colo_csv_write_field(af.f, s->axes[a].key);
         }
-        fprintf(af.f, ",capacity_%s,bracket,error\n", s->search.key);
+        fprintf(af.f, ",capacity_%s,bracket,replications_mean,ci_low,ci_high,error\n",
+                s->search.key);
         size_t i;
         json_t *p;
         json_array_foreach(points, i, p)
@@ -169,24 +267,33 @@ int colo_search_run(const colo_study_t *s, const colo_sweep_opts_t *o, colo_erro
             }
             json_t *e = json_object_get(p, "error");
             if (e) {
-                fputs(",,,", af.f);
+                fputs(",,,,,,", af.f);
                 colo_csv_write_field(af.f, json_string_value(e));
                 fputc('\n', af.f);
             } else {
-                fprintf(af.f, ",%.6g,%s,\n", colo_study_num(p, "capacity"),
-                        json_string_value(json_object_get(p, "bracket")));
+                json_t *rp = json_object_get(p, "replications"), *ci = json_object_get(rp, "ci");
+                fprintf(af.f, ",%.6g,%s,%.6g,", colo_study_num(p, "capacity"),
+                        json_string_value(json_object_get(p, "bracket")),
+                        colo_study_num(rp, "mean"));
+                if (json_is_array(ci))
+                    fprintf(af.f, "%.6g,%.6g", json_number_value(json_array_get(ci, 0)),
+                            json_number_value(json_array_get(ci, 1)));
+                else
+                    fputc(',', af.f);
+                fputs(",\n", af.f);
             }
         }
         rc = colo_atomic_commit(&af, err);
     }
     if (!rc && !o->quiet) {
         printf("highest %s at which every tenant meets its SLO for >= %.4g of requests (%d "
-               "replications, %.0f %% lower confidence bound)\n\n",
+               "replications, %.0f %% lower confidence bound); each replication's own capacity, "
+               "their mean and its %.0f %% confidence interval\n\n",
                s->search.key, s->search.attainment, s->search.replications,
-               100 * s->search.confidence);
+               100 * s->search.confidence, 100 * s->search.confidence);
         for (size_t a = 0; a < s->n_axes; a++)
             printf("%-16.16s ", s->axes[a].key);
-        printf("%12s\n", "capacity");
+        printf("%12s  %s\n", "capacity", "replications' own: mean [CI]");
         size_t i;
         json_t *p;
         json_array_foreach(points, i, p)
@@ -197,11 +304,18 @@ int colo_search_run(const colo_study_t *s, const colo_sweep_opts_t *o, colo_erro
             const char *br = json_string_value(json_object_get(p, "bracket"));
             if (e)
                 printf("%12s  %s\n", "-", json_string_value(e));
-            else
-                printf("%12.4g%s\n", colo_study_num(p, "capacity"),
+            else {
+                json_t *rp = json_object_get(p, "replications"), *ci = json_object_get(rp, "ci");
+                char own[96] = "";
+                if (json_is_array(ci))
+                    snprintf(own, sizeof own, "  %.4g [%.4g, %.4g]", colo_study_num(rp, "mean"),
+                             json_number_value(json_array_get(ci, 0)),
+                             json_number_value(json_array_get(ci, 1)));
+                printf("%12.4g%s%s\n", colo_study_num(p, "capacity"), own,
                        strcmp(br, "found") == 0      ? ""
                        : strcmp(br, "below lo") == 0 ? "  (fails even at lo)"
                                                      : "  (meets it at hi: raise hi)");
+            }
         }
         printf("\nwritten to %s and %s\n", jpath, cpath);
     }

@@ -4,6 +4,7 @@
 #include "study.h"
 
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -169,6 +170,7 @@ Test(study, sweep_resumes_where_it_stopped, .timeout = 120)
 Test(study, search_finds_the_capacity_by_hand_and_is_monotone_in_the_slo, .timeout = 120)
 {
     colo_study_t *s = load("tests/fixtures/study_search_one.cfg");
+    s->search.replications = 3; /* and each replication's own capacity (seeds 1, 2, 3) */
     test_run_t r = run_scenario(src_path("tests/fixtures/search_one.cfg"), NULL, 0);
     double alone_s = COLO_TO_S(r.sim->t[0].isolated);
     run_free(&r);
@@ -181,9 +183,16 @@ Test(study, search_finds_the_capacity_by_hand_and_is_monotone_in_the_slo, .timeo
         bool lo_fails, hi_passes;
         colo_error_t err;
         colo_error_clear(&err);
-        cr_assert_eq(colo_search_point(s, sets, n, &cap[i], &lo_fails, &hi_passes, &err), 0, "%s",
-                     err.text);
+        double reps[16] = {0};
+        cr_assert_leq(s->search.replications, 16);
+        cr_assert_eq(colo_search_point(s, sets, n, &cap[i], &lo_fails, &hi_passes, reps, &err), 0,
+                     "%s", err.text);
         cr_assert(!lo_fails && !hi_passes, "point %zu not bracketed", i);
+        /* constant arrivals: every seed sees the same run, so each replication's own bisection
+         * finds the same capacity, within the tolerance */
+        for (int k = 0; k < s->search.replications; k++)
+            cr_expect(fabs(reps[k] - cap[i]) <= s->search.tolerance * cap[i] * 1.0001,
+                      "point %zu, replication %d: %g against %g", i, k, reps[k], cap[i]);
         colo_study_point_free(sets, n);
     }
     for (size_t i = 0; i < 2; i++)
@@ -208,7 +217,7 @@ Test(study, replications_without_arrivals_do_not_fail_a_search, .timeout = 120)
     double cap;
     colo_error_t err;
     colo_error_clear(&err);
-    cr_assert_eq(colo_search_point(s, sets, n, &cap, &lo_fails, &hi_passes, &err), 0, "%s",
+    cr_assert_eq(colo_search_point(s, sets, n, &cap, &lo_fails, &hi_passes, NULL, &err), 0, "%s",
                  err.text);
     cr_assert(!lo_fails, "every request that arrives meets the SLO");
     cr_assert(hi_passes);
