@@ -25,7 +25,8 @@
 static const char usage_import[] =
     "usage: colosim import KIND FILE -o TRACE.json [--model NAME] [--batch N] [--gpu NAME]\n"
     "                      [--annotation TEXT [--occurrence N | --all]] [--ncu NCU.csv]\n"
-    "                      [--rows FIRST-LAST | --rows ROW]\n"
+    "                      [--rows FIRST-LAST | --rows ROW] [--gaps keep|drop|cap:US]\n"
+    "       colosim import kineto FILE --list-annotations\n"
     "\n"
     "Converts a profile into a colosim trace (docs/traces.md). KIND:\n"
     "  orion   Orion (EuroSys'24) per-kernel CSV, with or without Block,Grid columns. Model\n"
@@ -36,7 +37,14 @@ static const char usage_import[] =
     "  kineto  PyTorch profiler Chrome trace (.json or .json.gz): kernels with launch shapes,\n"
     "          copies, host gaps. The GPU comes from deviceProperties; --annotation keeps only\n"
     "          the GPU work launched inside the N-th user annotation (record_function) whose\n"
-    "          name contains TEXT, e.g. one forward pass.\n"
+    "          name contains TEXT, e.g. one forward pass; --list-annotations lists them (name,\n"
+    "          count, kernels, total and mean ms) and writes nothing. A trace that may not be\n"
+    "          one inference is written with a warning on standard error (exit status 0): no\n"
+    "          --annotation in a profile that has them, a chosen range that encloses one of\n"
+    "          its own name or one name twice, or host gaps longer than the kernels' time.\n"
+    "          --gaps keeps the host gaps between launches as measured (keep, the default),\n"
+    "          removes them (drop: the ops run back to back, in order) or caps each at US\n"
+    "          microseconds (cap:US); the provenance records it as host_gaps.\n"
     "  nsys    Nsight Systems SQLite export (nsys export --type sqlite): kernels, copies, host\n"
     "          gaps, the GPU from TARGET_INFO_GPU; --annotation selects an NVTX range.\n"
     "  capture colosim-capture's CUPTI record file (docs/capture.md): kernels with launch\n"
@@ -100,6 +108,91 @@ static int import_vidur(const char *in, const char *attention, const colo_vidur_
     return 0;
 }
 
+/* import kineto --list-annotations: the profile's record_function ranges by name, on standard
+ * output; nothing is written. */
+static int list_annotations(const char *in)
+{
+    colo_error_t err;
+    colo_error_clear(&err);
+    colo_kineto_report_t r;
+    int rc = colo_kineto_annotations(in, &r, &err);
+    if (rc) {
+        colo_cli_print_error(&err);
+        colo_kineto_report_fini(&r);
+        return colo_cli_exit_for(rc);
+    }
+    if (r.n_names == 0)
+        printf("%s: no record_function ranges (user_annotation events): import takes the whole "
+               "profile as one request\n",
+               in);
+    else
+        printf("%s: %zu record_function range%s (user_annotation), %zu name%s, by first start\n"
+               "  %6s %8s %12s %12s  %s\n",
+               in, r.n_ranges, r.n_ranges == 1 ? "" : "s", r.n_names, r.n_names == 1 ? "" : "s",
+               "count", "kernels", "total ms", "mean ms", "name");
+    for (size_t i = 0; i < r.n_names; i++) {
+        const colo_kineto_range_t *x = &r.names[i];
+        printf("  %6zu %8zu %12.3f %12.3f  %s\n", x->count, x->kernels, x->total_us / 1e3,
+               x->total_us / 1e3 / (double)x->count, x->name);
+    }
+    if (r.n_names)
+        printf(
+            "--annotation TEXT [--occurrence N] keeps the GPU work launched inside the N-th range "
+            "whose name contains TEXT\n");
+    colo_kineto_report_fini(&r);
+    return 0;
+}
+
+/* Says on standard error why an imported Kineto trace may not be one inference (r->why), what
+ * it holds and how to choose; the exit status stays 0. */
+static void kineto_warning(const char *in, const char *annotation, int occurrence,
+                           const colo_trace_t *t, const colo_kineto_report_t *r)
+{
+    if (!r->why) return;
+    fflush(stdout); /* after the line that says what was written, where both go to one place */
+    fprintf(stderr, "%s: warning: the trace written may not be one inference\n", in);
+    fprintf(stderr,
+            "  it holds %zu kernel%s (%.3f ms of kernel time) and %zu cop%s (%lld bytes host to "
+            "device, %lld device to host)\n  over %.3f ms from the first op's start to the last "
+            "one's end, with %.3f ms of host gaps, the largest %.3f ms\n",
+            t->n_kernels, t->n_kernels == 1 ? "" : "s", COLO_TO_MS(t->kernel_time), t->n_copies,
+            t->n_copies == 1 ? "y" : "ies", t->copy_bytes[COLO_COPY_H2D],
+            t->copy_bytes[COLO_COPY_D2H], r->span_us / 1e3, COLO_TO_MS(r->gaps),
+            COLO_TO_MS(r->largest));
+    if (r->why & COLO_KINETO_WHOLE)
+        fprintf(stderr,
+                "  - no --annotation: the whole profile is one request, though it marks %zu "
+                "record_function range%s\n",
+                r->n_ranges, r->n_ranges == 1 ? "" : "s");
+    if (r->why & COLO_KINETO_NESTED) {
+        fprintf(stderr,
+                "  - the range chosen (number %d of those whose name contains '%s') encloses",
+                occurrence, annotation);
+        for (size_t i = 0; i < r->n_enclosed; i++)
+            fprintf(stderr, "%s %zu x '%s'", i ? "," : "", r->enclosed[i].count,
+                    r->enclosed[i].name);
+        fprintf(stderr, ": one of its own name, or one name twice, as a step around others\n");
+    }
+    if (r->why & COLO_KINETO_GAPS)
+        fprintf(stderr,
+                "  - its host gaps, %.3f ms, are more than its kernels' time, %.3f ms: host work "
+                "a served request may not repeat (data loading, Python, the profiler), or a "
+                "launch-bound model\n",
+                COLO_TO_MS(r->gaps), COLO_TO_MS(t->kernel_time));
+    if (r->why & (COLO_KINETO_WHOLE | COLO_KINETO_NESTED)) {
+        fprintf(stderr, "  record_function ranges (count, kernels launched inside, name):\n");
+        for (size_t i = 0; i < r->n_names && i < 10; i++)
+            fprintf(stderr, "    %6zu %8zu  %s\n", r->names[i].count, r->names[i].kernels,
+                    r->names[i].name);
+        if (r->n_names > 10) fprintf(stderr, "    and %zu more\n", r->n_names - 10);
+        fprintf(stderr, "  keep one inference with --annotation TEXT [--occurrence N]; "
+                        "--list-annotations lists the ranges\n");
+    }
+    if (r->why & COLO_KINETO_GAPS)
+        fprintf(stderr, "  --gaps drop runs the ops back to back; --gaps cap:US keeps each gap up "
+                        "to US microseconds\n");
+}
+
 static int cmd_import(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -118,6 +211,8 @@ static int cmd_import(int argc, char **argv)
         {"commit", required_argument, NULL, 'C'},
         {"source", required_argument, NULL, 'S'},
         {"repository", required_argument, NULL, 'R'},
+        {"gaps", required_argument, NULL, 'G'},
+        {"list-annotations", no_argument, NULL, 'l'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -127,7 +222,9 @@ static int cmd_import(int argc, char **argv)
     const char *vidur_only = NULL; /* an option only vidur takes, as given */
     colo_orion_rows_t rows = {0, 0};
     long batch = 0, occurrence = 1;
-    int all = 0;
+    int all = 0, list = 0;
+    const char *gaps_text = NULL; /* kineto's --gaps, as given */
+    colo_gap_policy_t gaps = {COLO_GAPS_KEEP, 0};
     int c;
     optind = 1;
     opterr = 0;
@@ -148,6 +245,17 @@ static int cmd_import(int argc, char **argv)
             break;
         case 'A':
             all = 1;
+            break;
+        case 'l':
+            list = 1;
+            break;
+        case 'G':
+            gaps_text = optarg;
+            if (colo_gap_policy_parse(optarg, &gaps))
+                return colo_cli_usage_error(usage_import,
+                                            "--gaps takes keep, drop or cap:US (US: microseconds "
+                                            "from 0, e.g. cap:50), not '%s'",
+                                            optarg);
             break;
         case 'N':
             ncu = optarg;
@@ -207,10 +315,16 @@ static int cmd_import(int argc, char **argv)
         strcmp(kind, "capture") && strcmp(kind, "vidur"))
         return colo_cli_usage_error(
             usage_import, "unknown kind '%s' (orion, kineto, nsys, capture or vidur)", kind);
-    if (!out)
+    if ((gaps_text || list) && strcmp(kind, "kineto"))
+        return colo_cli_usage_error(usage_import, "%s is for kineto profiles",
+                                    list ? "--list-annotations" : "--gaps");
+    if (list && (out || annotation || occurrence != 1 || gaps_text || model || batch || gpu || ncu))
+        return colo_cli_usage_error(
+            usage_import, "%s", "--list-annotations takes the profile alone: it writes nothing");
+    if (!out && !list)
         return colo_cli_usage_error(usage_import, "-o %s is required",
                                     strcmp(kind, "vidur") ? "TRACE.json" : "PROFILE.json");
-    if (colo_cli_same_file(out, in) || (attention && colo_cli_same_file(out, attention)))
+    if ((out && colo_cli_same_file(out, in)) || (attention && colo_cli_same_file(out, attention)))
         return colo_cli_usage_error(usage_import, "-o %s would overwrite an input itself", out);
     if (!strcmp(kind, "vidur")) {
         if (batch || annotation || all || ncu || rows.first || occurrence != 1)
@@ -242,6 +356,9 @@ static int cmd_import(int argc, char **argv)
         colo_cli_print_error(&err);
         return colo_cli_exit_for(COLO_EIO);
     }
+    if (list) return list_annotations(in);
+    colo_kineto_report_t kr;
+    memset(&kr, 0, sizeof kr);
     if (!strcmp(kind, "orion")) {
         char guessed[256];
         int gb = colo_orion_guess_name(in, guessed, sizeof guessed);
@@ -267,7 +384,7 @@ static int cmd_import(int argc, char **argv)
             if (!(ts = colo_calloc(1, sizeof *ts)))
                 rc = COLO_ENOMEM;
             else
-                rc = strcmp(kind, "nsys") ? colo_import_kineto(in, &ko, &ts[0], &err)
+                rc = strcmp(kind, "nsys") ? colo_kineto_convert(in, &ko, &gaps, &ts[0], &kr, &err)
                                           : colo_import_nsys(in, &ko, &ts[0], &err);
             if (!rc) nt = 1;
         }
@@ -290,8 +407,10 @@ static int cmd_import(int argc, char **argv)
                t->batch, t->n_kernels, t->n_copies, COLO_TO_MS(t->kernel_time));
         if (m) printf(", %.3f ms measured", (double)json_integer_value(m) / 1e6);
         printf(" on %s -> %s\n", t->gpu, path);
+        if (!strcmp(kind, "kineto")) kineto_warning(in, annotation, (int)occurrence, t, &kr);
     }
     if (rc) colo_cli_print_error(&err);
+    colo_kineto_report_fini(&kr);
     colo_capture_free(ts, nt);
     return rc ? colo_cli_exit_for(rc) : 0;
 }
