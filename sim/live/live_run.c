@@ -195,8 +195,7 @@ static void describe_exit(struct colo_live_proc *pr)
         return;
     }
     size_t used = strlen(pr->error);
-    if (!strstr(pr->error, how))
-        snprintf(pr->error + used, sizeof pr->error - used, " (%s)", how);
+    if (!strstr(pr->error, how)) snprintf(pr->error + used, sizeof pr->error - used, " (%s)", how);
 }
 
 /* Reaps children that ended; true when all have. */

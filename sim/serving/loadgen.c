@@ -35,7 +35,8 @@ static int read_ms(const colo_cfg_reader_t *r, const config_setting_t *g, const 
     int rc = colo_cfg_double(r, g, key, flags, &ms);
     if (rc) return rc;
     if (ms > MAX_MS)
-        return colo_cfg_error(r, member(g, key), COLO_ERANGE, "at most 10^9 ms (in ms, as in mlperf.conf)");
+        return colo_cfg_error(r, member(g, key), COLO_ERANGE,
+                              "at most 10^9 ms (in ms, as in mlperf.conf)");
     *out = (colo_time_t)llround(ms * 1e6);
     return 0;
 }
@@ -49,14 +50,21 @@ static int not_here(const colo_cfg_reader_t *r, const config_setting_t *g, const
                           why);
 }
 
-int colo_loadgen_parse(colo_loadgen_cfg_t *c, const colo_cfg_reader_t *r,
-                       const config_setting_t *g)
+int colo_loadgen_parse(colo_loadgen_cfg_t *c, const colo_cfg_reader_t *r, const config_setting_t *g)
 {
-    static const char *const keys[] = {
-        "process",         "scenario",        "target_qps",        "rate",
-        "target_latency",  "target_latency_percentile",            "min_duration",
-        "max_duration",    "min_query_count", "max_query_count",   "samples_per_query",
-        "samples",         NULL};
+    static const char *const keys[] = {"process",
+                                       "scenario",
+                                       "target_qps",
+                                       "rate",
+                                       "target_latency",
+                                       "target_latency_percentile",
+                                       "min_duration",
+                                       "max_duration",
+                                       "min_query_count",
+                                       "max_query_count",
+                                       "samples_per_query",
+                                       "samples",
+                                       NULL};
     const char *sc;
     int rc = colo_cfg_check_keys(r, g, keys);
     if (!rc) rc = colo_cfg_string(r, g, "scenario", COLO_CFG_REQUIRED, &sc);
@@ -97,18 +105,21 @@ int colo_loadgen_parse(colo_loadgen_cfg_t *c, const colo_cfg_reader_t *r,
         (rc = not_here(r, g, "samples", sc, "Offline's one query has samples")))
         return rc;
     if (c->scenario != COLO_LG_MULTI_STREAM &&
-        (rc = not_here(r, g, "samples_per_query", sc, "MultiStream's queries have several samples")))
+        (rc =
+             not_here(r, g, "samples_per_query", sc, "MultiStream's queries have several samples")))
         return rc;
     if (member(g, "target_qps") && member(g, "rate"))
         return colo_cfg_error(r, member(g, "rate"), COLO_EINVAL,
                               "give target_qps (LoadGen's name) or rate, not both");
     if (!closed) {
         const char *k = member(g, "rate") ? "rate" : "target_qps";
-        int flags = COLO_CFG_POSITIVE |
-                    (c->scenario == COLO_LG_SERVER || !member(g, "samples") ? COLO_CFG_REQUIRED : 0);
+        int flags =
+            COLO_CFG_POSITIVE |
+            (c->scenario == COLO_LG_SERVER || !member(g, "samples") ? COLO_CFG_REQUIRED : 0);
         if ((rc = colo_cfg_double(r, g, k, flags, &c->target_qps)) < 0) return rc;
         if (c->target_qps > 1e7)
-            return colo_cfg_error(r, member(g, k), COLO_ERANGE, "at most 10,000,000 queries per second");
+            return colo_cfg_error(r, member(g, k), COLO_ERANGE,
+                                  "at most 10,000,000 queries per second");
     }
     if ((rc = read_ms(r, g, "target_latency", COLO_CFG_POSITIVE, &c->target_latency)) < 0 ||
         (rc = colo_cfg_double(r, g, "target_latency_percentile", COLO_CFG_POSITIVE, &pct)) < 0 ||
@@ -116,7 +127,8 @@ int colo_loadgen_parse(colo_loadgen_cfg_t *c, const colo_cfg_reader_t *r,
         (rc = read_ms(r, g, "max_duration", COLO_CFG_NONNEG, &c->max_duration)) < 0 ||
         (rc = colo_cfg_int(r, g, "min_query_count", COLO_CFG_NONNEG, &min_q)) < 0 ||
         (rc = colo_cfg_int(r, g, "max_query_count", COLO_CFG_NONNEG, &c->max_query_count)) < 0 ||
-        (rc = colo_cfg_int(r, g, "samples_per_query", COLO_CFG_POSITIVE, &c->samples_per_query)) < 0)
+        (rc = colo_cfg_int(r, g, "samples_per_query", COLO_CFG_POSITIVE, &c->samples_per_query)) <
+            0)
         return rc;
     if (pct >= 100)
         return colo_cfg_error(r, member(g, "target_latency_percentile"), COLO_ERANGE,
@@ -124,8 +136,9 @@ int colo_loadgen_parse(colo_loadgen_cfg_t *c, const colo_cfg_reader_t *r,
     if (c->samples_per_query > 4096)
         return colo_cfg_error(r, member(g, "samples_per_query"), COLO_ERANGE, "at most 4096");
     if (min_q > 1000000000LL || c->max_query_count > 1000000000LL)
-        return colo_cfg_error(r, member(g, min_q > 1000000000LL ? "min_query_count" : "max_query_count"),
-                              COLO_ERANGE, "at most 10^9");
+        return colo_cfg_error(
+            r, member(g, min_q > 1000000000LL ? "min_query_count" : "max_query_count"), COLO_ERANGE,
+            "at most 10^9");
     c->percentile = pct / 100;
     c->min_query_count = min_q;
     if (c->scenario == COLO_LG_OFFLINE) {
@@ -238,7 +251,7 @@ static uint64_t discard(uint64_t n, double p)
 }
 
 __attribute__((format(printf, 2, 3))) static void add_reason(colo_loadgen_verdict_t *v,
-                                                               const char *fmt, ...)
+                                                             const char *fmt, ...)
 {
     size_t used = strlen(v->reason);
     if (used + 3 >= sizeof v->reason) return;
@@ -289,7 +302,8 @@ int colo_loadgen_verdict(const colo_loadgen_cfg_t *c, const colo_loadgen_run_t *
         if (n > 1 && run->last_done > 0)
             v->samples_per_s = (double)(n - 1) / COLO_TO_S(run->last_done);
     } else if (c->scenario == COLO_LG_OFFLINE) {
-        if (run->last_done > 0) v->samples_per_s = (double)run->samples_done / COLO_TO_S(run->last_done);
+        if (run->last_done > 0)
+            v->samples_per_s = (double)run->samples_done / COLO_TO_S(run->last_done);
     } else {
         v->early_stopping_queries = colo_loadgen_min_passing(1, p) + 1;
         v->early_stopping_met = run->queries >= v->early_stopping_queries;
@@ -311,12 +325,15 @@ int colo_loadgen_verdict(const colo_loadgen_cfg_t *c, const colo_loadgen_run_t *
                v->early_stopping_met && (!v->has_perf_constraints || v->perf_constraints_met);
     if (!run->queries) add_reason(v, "no query was issued");
     if (run->queries && v->unanswered)
-        add_reason(v, "%llu of %llu samples unanswered when the run ended (LoadGen waits for every one: "
-                      "lengthen drain_s)",
-                   (unsigned long long)v->unanswered, (unsigned long long)run->samples_issued);
+        add_reason(
+            v,
+            "%llu of %llu samples unanswered when the run ended (LoadGen waits for every one: "
+            "lengthen drain_s)",
+            (unsigned long long)v->unanswered, (unsigned long long)run->samples_issued);
     if (v->has_perf_constraints && !v->perf_constraints_met)
-        add_reason(v, "the target percentile's latency is above target_latency (%.3f ms): reduce "
-                      "target_qps",
+        add_reason(v,
+                   "the target percentile's latency is above target_latency (%.3f ms): reduce "
+                   "target_qps",
                    COLO_TO_MS(c->target_latency));
     if (run->queries && !v->min_duration_met)
         add_reason(v, "min duration not met: %.3f s of %.3f s (min_duration; %s)", v->duration_s,

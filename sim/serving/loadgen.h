@@ -27,7 +27,7 @@ typedef struct colo_loadgen_cfg {
     double target_qps;          /* Server: the Poisson rate; Offline: expected samples/s */
     colo_time_t target_latency; /* Server: the latency bound; others: LoadGen's hint only */
     double percentile;          /* target_latency_percentile as a fraction */
-    colo_time_t min_duration, max_duration; /* max 0: none */
+    colo_time_t min_duration, max_duration;     /* max 0: none */
     long long min_query_count, max_query_count; /* max 0: none */
     long long samples_per_query;                /* MultiStream: samples in a query; others 1 */
     long long samples;                          /* Offline: samples in its one query */
@@ -46,12 +46,12 @@ const char *colo_loadgen_scenario_name(colo_lg_scenario_t s);
 
 /* One test's progress during a run. Caller-owned: colo_loadgen_run_init, then _fini. */
 typedef struct colo_loadgen_run {
-    uint64_t queries;             /* queries issued */
-    uint64_t samples_issued;      /* samples in them */
-    colo_time_t last_issue;       /* when the last query was issued (Server: scheduled) */
-    uint64_t samples_done;        /* samples answered */
-    uint64_t over_latency;        /* of those, answered after more than target_latency */
-    colo_time_t last_done;        /* when the last sample was answered */
+    uint64_t queries;              /* queries issued */
+    uint64_t samples_issued;       /* samples in them */
+    colo_time_t last_issue;        /* when the last query was issued (Server: scheduled) */
+    uint64_t samples_done;         /* samples answered */
+    uint64_t over_latency;         /* of those, answered after more than target_latency */
+    colo_time_t last_done;         /* when the last sample was answered */
     colo_samples_t sample_latency; /* every answered sample's latency, from t = 0 */
     colo_samples_t query_latency;  /* MultiStream: each query's (its last sample's) */
     colo_time_t *query_start;      /* closed loops: when each client's query was issued */
@@ -81,11 +81,11 @@ typedef struct colo_loadgen_verdict {
     bool valid;
     bool min_duration_met, min_queries_met, early_stopping_met;
     bool has_perf_constraints, perf_constraints_met; /* Server only */
-    bool all_answered;         /* every issued sample answered before the run ended */
-    double duration_s;         /* the test's length as LoadGen measures it for min_duration */
+    bool all_answered; /* every issued sample answered before the run ended */
+    double duration_s; /* the test's length as LoadGen measures it for min_duration */
     uint64_t queries, samples, over_latency, unanswered;
-    uint64_t early_stopping_queries; /* queries early stopping needs (0 for Offline) */
-    double percentile_latency_ms;    /* the target percentile (MultiStream: of queries); -1 none */
+    uint64_t early_stopping_queries;  /* queries early stopping needs (0 for Offline) */
+    double percentile_latency_ms;     /* the target percentile (MultiStream: of queries); -1 none */
     double early_stopping_latency_ms; /* SingleStream, MultiStream: the estimate; -1 none */
     double samples_per_s; /* Offline: samples / last answer; Server: completed samples/s */
     char reason[320];     /* why INVALID, in words; "" when VALID */
