@@ -20,7 +20,8 @@ soname=$(objdump -p "$p/lib/libcolosim.so" | awk '/SONAME/ {print $2}')
 
 # pkg-config
 cp -r "$src/examples" "$work/ex-pc"
-PKG_CONFIG_PATH=$p/lib/pkgconfig make -s -C "$work/ex-pc" > "$work/make.log" 2>&1 ||
+# as examples/README.md and the Makefile say: the path as a make variable
+make -s -C "$work/ex-pc" PKG_CONFIG_PATH="$p/lib/pkgconfig" > "$work/make.log" 2>&1 ||
     { echo "FAIL: make with pkg-config"; cat "$work/make.log"; exit 1; }
 # CMake package
 cmake -S "$src/examples" -B "$work/ex-cmake" -DCMAKE_PREFIX_PATH="$p" > "$work/cmake.log" 2>&1 &&
