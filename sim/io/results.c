@@ -224,7 +224,8 @@ static json_t *utilisation_json(const colo_sim_t *sim)
     const colo_scenario_t *sc = sim->sc;
     double window = (double)(sc->duration - sc->warmup);
     json_t *mean = json_object(), *series = json_object();
-    json_t *o = json_pack("{s:f,s:f,s:o,s:o}", "interval_s", COLO_TO_S(sc->util_interval),
+    double per = sim->util_merge > 1 ? (double)sim->util_merge : 1; /* intervals per point */
+    json_t *o = json_pack("{s:f,s:f,s:o,s:o}", "interval_s", per * COLO_TO_S(sc->util_interval),
                           "start_s", COLO_TO_S(sc->warmup), "mean", mean, "series", series);
     int bad = !o;
     for (int k = 0; k < COLO_USE_KINDS && !bad; k++) {

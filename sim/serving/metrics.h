@@ -1,5 +1,5 @@
-/* metrics.h: latency samples and their summary (mean and percentiles): exact while the samples
- * fit a bound, then from a log-linear histogram of bounded memory and stated error. */
+/* metrics.h: latency samples and their summary (mean and percentiles): from a log-linear
+ * histogram of bounded memory and stated error, or exact up to a number of samples asked for. */
 #ifndef COLO_METRICS_H
 #define COLO_METRICS_H
 
@@ -10,24 +10,24 @@
 #include <stdint.h>
 
 /* Sub-buckets per power of two of the histogram: 2^COLO_HIST_SUB_BITS. A bucket spans at most
- * 1/128 of its lower edge, so a percentile read at the bucket's middle is within 1/256 (0.39 %)
- * of the exact order statistic's value. */
-#define COLO_HIST_SUB_BITS 7
+ * 1/512 of its lower edge, so a value read at the bucket's middle is within 1/1024 (0.098 %) of
+ * any value in it: every percentile within COLO_HIST_REL_ERROR of the exact one. */
+#define COLO_HIST_SUB_BITS 9
 #define COLO_HIST_BUCKETS ((64 - COLO_HIST_SUB_BITS) << COLO_HIST_SUB_BITS)
 #define COLO_HIST_REL_ERROR (1.0 / (double)(2 << COLO_HIST_SUB_BITS))
+/* The histogram's buckets come in chunks of one power of two (4 KiB), made when first used: a
+ * tenant whose latencies span four decades holds 14 of them (56 KiB), however long it runs. */
+#define COLO_HIST_CHUNKS (64 - COLO_HIST_SUB_BITS)
 
-/* Samples used exactly before the histogram takes over, unless set (colo_samples_t.limit). */
-#define COLO_EXACT_SAMPLES_DEFAULT ((size_t)1 << 20)
-
-/* Latencies (non-negative): kept one by one up to limit, then counted in a histogram of
- * COLO_HIST_BUCKETS buckets (57 KiB). Caller-owned (colo_samples_fini); zero-initialised is
- * ready, with the default limit. */
+/* Latencies (non-negative): the first limit kept one by one (limit 0, the default: none), then
+ * counted in the histogram. Caller-owned (colo_samples_fini); zero-initialised is ready. */
 typedef struct colo_samples {
-    colo_time_t *v; /* exact samples, while hist == NULL */
+    colo_time_t *v; /* exact samples, while !hist */
     size_t n, cap;
-    size_t limit;   /* 0: COLO_EXACT_SAMPLES_DEFAULT */
-    uint64_t *hist; /* after the switch: counts per bucket */
-    uint64_t count; /* every sample, both phases */
+    size_t limit;                           /* exact samples kept before the histogram */
+    bool hist;                              /* counting in the histogram */
+    uint64_t *chunk[COLO_HIST_CHUNKS];      /* counts per bucket, a power of two each */
+    uint64_t count;                         /* every sample, both phases */
     double sum_ns;
     colo_time_t min, max;
 } colo_samples_t;
@@ -36,7 +36,7 @@ typedef struct colo_samples {
 int colo_samples_push(colo_samples_t *s, colo_time_t x);
 void colo_samples_fini(colo_samples_t *s);
 
-/* Histogram bucket of x >= 0, and the bucket's bounds [lo, hi). Values below 2^7 ns have a
+/* Histogram bucket of x >= 0, and the bucket's bounds [lo, hi). Values below 2^9 ns have a
  * bucket each. */
 size_t colo_hist_bucket(colo_time_t x);
 void colo_hist_bounds(size_t b, colo_time_t *lo, colo_time_t *hi);
@@ -47,10 +47,12 @@ typedef struct colo_latency_summary {
     double mean_ms, p50_ms, p90_ms, p99_ms, p999_ms, max_ms;
 } colo_latency_summary_t;
 
-/* Summary of all samples. Exact: percentiles by linear interpolation between order statistics
- * (gsl_stats_quantile_from_sorted_data), sorting a copy (O(n log n), O(n) memory). Histogram:
- * the middle of the bucket holding the same rank, clamped to the smallest and largest sample.
- * Mean and max are exact either way. All zero when there are no samples. 0 or COLO_ENOMEM. */
+/* Summary of all samples. Percentiles by linear interpolation between the order statistics of
+ * ranks floor(q (n - 1)) and the next (gsl_stats_quantile_from_sorted_data's rule): exact
+ * samples sorted (a copy: O(n log n), O(n) memory), or each order statistic read as the middle
+ * of its histogram bucket, clamped to the smallest and largest sample (within
+ * COLO_HIST_REL_ERROR of the exact percentile; O(buckets used)). Mean and max are exact either
+ * way. All zero when there are no samples. 0 or COLO_ENOMEM. */
 int colo_latency_summarise(const colo_samples_t *s, colo_latency_summary_t *out);
 
 /* The order statistics of ranks k[0..n) (0-based: k = 0 is the smallest; each < count) into

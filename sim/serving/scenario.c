@@ -199,14 +199,14 @@ static int read_metrics(const colo_cfg_reader_t *r, const config_setting_t *root
 {
     static const char *const keys[] = {"exact_samples", "interval_ms", NULL};
     const config_setting_t *g;
-    sc->exact_samples = COLO_EXACT_SAMPLES_DEFAULT;
+    sc->exact_samples = 0; /* percentiles from the histogram, within 0.1 % */
     sc->util_interval = COLO_S(1);
     int rc = colo_cfg_aggregate(r, root, "metrics", 0, CONFIG_TYPE_GROUP, &g);
     if (rc < 0) return rc;
     if (!g) return 0;
     if ((rc = colo_cfg_check_keys(r, g, keys))) return rc;
     long long n = (long long)sc->exact_samples;
-    if ((rc = colo_cfg_int(r, g, "exact_samples", COLO_CFG_POSITIVE, &n)) < 0) return rc;
+    if ((rc = colo_cfg_int(r, g, "exact_samples", COLO_CFG_NONNEG, &n)) < 0) return rc;
     sc->exact_samples = (size_t)n;
     double ms = 1000;
     if ((rc = colo_cfg_double(r, g, "interval_ms", COLO_CFG_POSITIVE, &ms)) < 0) return rc;

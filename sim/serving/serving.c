@@ -461,22 +461,38 @@ static void on_sample(void *obj, int64_t arg)
             }
             sim->cap_util = ncap;
         }
+        if (!sim->util_merge) sim->util_merge = 1;
         for (int k = 0; k < COLO_USE_KINDS; k++) {
             double c = sim->util_cap[k] * (double)iv;
-            sim->util[k][sim->n_util] = c > 0 ? (v[k] - sim->util_last[k]) / c : 0;
+            double u = c > 0 ? (v[k] - sim->util_last[k]) / c : 0;
             /* a share of what the resource can do: the integrals are exact to about 1e-12 of
              * themselves (tolerance of the check) */
-            COLO_DCHECK(sim->util[k][sim->n_util] >= -1e-9 && sim->util[k][sim->n_util] <= 1 + 1e-9,
+            COLO_DCHECK(u >= -1e-9 && u <= 1 + 1e-9,
                         "utilisation %s of the interval ending at %lld ns is %.17g",
-                        colo_use_names[k], (long long)sim->eq.now, sim->util[k][sim->n_util]);
+                        colo_use_names[k], (long long)sim->eq.now, u);
             if (sim->tl) {
                 char name[48];
                 snprintf(name, sizeof name, "utilisation %s", colo_use_names[k]);
-                colo_timeline_counter(sim->tl, COLO_TL_COUNTERS, name, sim->eq.now - iv,
-                                      sim->util[k][sim->n_util]);
+                colo_timeline_counter(sim->tl, COLO_TL_COUNTERS, name, sim->eq.now - iv, u);
+            }
+            sim->util_acc[k] += u;
+        }
+        /* the series keeps at most COLO_UTIL_POINTS points: past them, each point is the mean
+         * of twice as many intervals as before (memory independent of the run's length) */
+        if (++sim->util_acc_n == sim->util_merge) {
+            for (int k = 0; k < COLO_USE_KINDS; k++) {
+                sim->util[k][sim->n_util] = sim->util_acc[k] / (double)sim->util_merge;
+                sim->util_acc[k] = 0;
+            }
+            sim->util_acc_n = 0;
+            if (++sim->n_util == COLO_UTIL_POINTS) {
+                for (int k = 0; k < COLO_USE_KINDS; k++)
+                    for (size_t i = 0; i < COLO_UTIL_POINTS / 2; i++)
+                        sim->util[k][i] = 0.5 * (sim->util[k][2 * i] + sim->util[k][2 * i + 1]);
+                sim->n_util = COLO_UTIL_POINTS / 2;
+                sim->util_merge *= 2;
             }
         }
-        sim->n_util++;
     } else {
         memcpy(sim->util_first, v, sizeof v);
         sim->util_started = true;

@@ -167,6 +167,10 @@ struct colo_pcie_dir {
     colo_time_t since, busy_time;
 };
 
+/* The most points the utilisation series keeps (results.md): past them, each point stands for
+ * twice as many intervals. */
+#define COLO_UTIL_POINTS 4096
+
 typedef struct colo_sim {
     const colo_scenario_t *sc; /* borrowed */
     colo_eq_t eq;
@@ -191,6 +195,8 @@ typedef struct colo_sim {
     /* samples every metrics.interval from warmup: utilisation per COLO_USE_* kind */
     double *util[COLO_USE_KINDS];
     size_t n_util, cap_util;
+    size_t util_merge, util_acc_n;   /* intervals per point (a power of two), and so far */
+    double util_acc[COLO_USE_KINDS]; /* their sum so far */
     double util_last[COLO_USE_KINDS], util_first[COLO_USE_KINDS], util_end[COLO_USE_KINDS];
     double util_cap[COLO_USE_KINDS];
     bool util_started, util_ended;

@@ -95,7 +95,7 @@ int colo_plot_cdf(json_t *results, const char *base, colo_error_t *err)
                          desc, facts, sizeof desc);
     size_t used = strlen(facts);
     snprintf(facts + used, sizeof facts - used, "; %s",
-             exact ? "latencies exact" : "latencies from the histogram (within 0.39 %)");
+             exact ? "latencies exact" : "latencies from the histogram (within 0.1 %)");
     fprintf(f,
             "set tmargin at screen %.4f\nset grid\nset logscale x\nset format x '%%g'\n"
             "set xrange [%.9g:%.9g]\nset xlabel 'latency (ms)'\nset ylabel 'share of requests "
