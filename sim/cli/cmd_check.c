@@ -185,6 +185,7 @@ static int cmd_check(int argc, char **argv)
            COLO_TO_S(sc->drain));
     print_sharing(sc);
     printf("tenants   %zu\n", sc->n_tenants);
+    double together = 0; /* time-slicing: the tenants' loads on the GPU, summed */
     for (size_t i = 0; i < sc->n_tenants; i++) {
         const colo_tenant_cfg_t *t = &sc->tenants[i];
         const colo_trace_t *tr = t->trace;
@@ -214,6 +215,7 @@ static int cmd_check(int argc, char **argv)
             alone = full; /* printed below as the full batch's time */
         }
         double load = colo_arrival_rate(&t->arrival) * COLO_TO_S(per_request);
+        if (!t->llm) together += load;
         char arr[600];
         colo_arrival_describe(&t->arrival, arr, sizeof arr);
         if (t->llm) print_llm(t);
@@ -289,6 +291,11 @@ static int cmd_check(int argc, char **argv)
                                : "");
         if (t->memory_gib > 0) printf("  %-14s   device memory %.2f GiB\n", "", t->memory_gib);
     }
+    if (sc->sharing.mode == COLO_SHARE_TIMESLICE && sc->n_tenants > 1 && together > 0)
+        /* one context at a time: their times alone add up (full batches: the best case) */
+        printf("together busy %.1f %% of the GPU's time alone%s\n", 100 * together,
+               together >= 1 ? " (time-slicing runs one at a time: the queues grow without bound)"
+                             : "");
     printf("ok\n");
     colo_scenario_free(sc);
     return 0;

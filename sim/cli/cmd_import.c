@@ -321,6 +321,10 @@ static int cmd_import(int argc, char **argv)
     if (list && (out || annotation || occurrence != 1 || gaps_text || model || batch || gpu || ncu))
         return colo_cli_usage_error(
             usage_import, "%s", "--list-annotations takes the profile alone: it writes nothing");
+    if ((occurrence != 1 || all) && !annotation && !list && strcmp(kind, "vidur"))
+        return colo_cli_usage_error(usage_import, "--%s counts the ranges --annotation TEXT names: "
+                                    "give --annotation",
+                                    all ? "all" : "occurrence");
     if (!out && !list)
         return colo_cli_usage_error(usage_import, "-o %s is required",
                                     strcmp(kind, "vidur") ? "TRACE.json" : "PROFILE.json");

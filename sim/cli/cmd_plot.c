@@ -25,9 +25,10 @@ static const char usage_plot[] =
     "          section. BASE: DIR/sweep_METRIC\n"
     "          For a sweep of a cluster scenario, METRIC gpus: the GPUs each point needs.\n"
     "  search  capacity per point as bars grouped by GPU (else by the first axis), each with\n"
-    "          its value and the bisection's bracket. BASE: DIR/search\n"
-    "  cdf     each tenant's latency distribution from the run's percentiles (p50 ... max) on\n"
-    "          a tail-stretched axis, with its SLO and the share within it. BASE: RESULTS\n"
+    "          its value and the confidence interval of the replications' own capacities\n"
+    "          (older files: the bisection's bracket). BASE: DIR/search\n"
+    "  cdf     each tenant's latency distribution (latency_ms.cdf; older files: p50 ... max)\n"
+    "          on a tail-stretched axis, with its SLO and the share within it. BASE: RESULTS\n"
     "          without .json, plus _cdf\n";
 
 static int cmd_plot(int argc, char **argv)
@@ -116,8 +117,16 @@ static int cmd_plot(int argc, char **argv)
             strncat(base, "_cdf", sizeof base - strlen(base) - 1);
         }
         json_t *run = json_object_get(doc, "results"); /* a sweep's point file holds one */
-        rc = is_search ? colo_plot_search(doc, base, &err)
-                       : colo_plot_cdf(run ? run : doc, base, &err);
+        if (!is_search && !json_array_size(json_object_get(run ? run : doc, "tenants")))
+            rc = colo_error_set(&err, COLO_EINVAL, path, 0, NULL,
+                                "not a run's results (no tenants): plot cdf draws a file from "
+                                "colosim run -o, or a sweep's points/NNNNNN.json%s",
+                                json_object_get(doc, "points") ? "; this is a study's file: plot "
+                                                                 "sweep or plot search"
+                                                               : "");
+        else
+            rc = is_search ? colo_plot_search(doc, base, &err)
+                           : colo_plot_cdf(run ? run : doc, base, &err);
         if (!rc) printf("plot written to %s.svg and %s.png\n", base, base);
     }
     json_decref(doc);

@@ -29,8 +29,15 @@ int colo_cli_usage_error(const char *usage, const char *fmt, ...)
     va_start(ap, fmt);
     fprintf(stderr, "colosim: ");
     vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\n%s", usage);
     va_end(ap);
+    /* the synopsis only (the usage up to its first blank line), and where the rest is: a long
+     * help after one wrong option buries the error */
+    const char *end = strstr(usage, "\n\n");
+    int n = end ? (int)(end - usage) + 1 : (int)strlen(usage);
+    char cmd[64] = "";
+    if (sscanf(usage, "usage: colosim %63s", cmd) != 1 || cmd[0] == '[' || cmd[0] == '-') cmd[0] = 0;
+    fprintf(stderr, "\n%.*s%s%s%s", n, usage, end ? "(colosim " : "", end ? (cmd[0] ? cmd : "help") : "",
+            end ? (cmd[0] ? " --help for more)\n" : " for more)\n") : "");
     return EXIT_INPUT;
 }
 

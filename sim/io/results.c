@@ -169,6 +169,11 @@ static json_t *mlperf_json(const colo_tenant_run_t *t)
         json_decref(o);
         return NULL;
     }
+    if (o && c->scenario == COLO_LG_OFFLINE && /* Offline has no latency bound to exceed */
+        json_object_set_new(o, "overlatency_samples", json_null())) {
+        json_decref(o);
+        return NULL;
+    }
     if (o && !v.valid && json_object_set_new(o, "invalid_reason", json_string(v.reason))) {
         json_decref(o);
         return NULL;
@@ -354,6 +359,14 @@ static const char *ms8(double v, char buf[16])
     return buf;
 }
 
+/* A tenant's time alone in the table's 8 columns; "-" where it was not known (a live run's). */
+static const char *alone8(json_t *t, char *buf)
+{
+    if (json_is_number(json_object_get(t, "isolated_ms"))) return ms8(num(t, "isolated_ms"), buf);
+    snprintf(buf, 16, "%8s", "-");
+    return buf;
+}
+
 /* "colosim VERSION: FILE on GPU, seed N" and then tail. */
 static void print_heading(json_t *r, FILE *f, const char *tail)
 {
@@ -500,7 +513,7 @@ void colo_results_print(json_t *r, FILE *f)
         if (none) { /* no latency to show: "-", not 0 */
             fprintf(f, "%-16.16s %s %7s %7lld %5lld %5lld %8.1f | %8s %8s %8s %8s %8s | %7s %7s\n",
                     json_string_value(json_object_get(t, "name")),
-                    ms8(num(t, "isolated_ms"), b[0]), rate,
+                    alone8(t, b[0]), rate,
                     (long long)json_integer_value(json_object_get(t, "arrived")),
                     (long long)json_integer_value(json_object_get(t, "dropped")),
                     (long long)json_integer_value(json_object_get(t, "in_flight")),
@@ -508,7 +521,7 @@ void colo_results_print(json_t *r, FILE *f)
             continue;
         }
         fprintf(f, "%-16.16s %s %7s %7lld %5lld %5lld %8.1f | %s %s %s %s %s | %7s %7s\n",
-                json_string_value(json_object_get(t, "name")), ms8(num(t, "isolated_ms"), b[0]),
+                json_string_value(json_object_get(t, "name")), alone8(t, b[0]),
                 rate, (long long)json_integer_value(json_object_get(t, "arrived")),
                 (long long)json_integer_value(json_object_get(t, "dropped")),
                 (long long)json_integer_value(json_object_get(t, "in_flight")),
@@ -518,6 +531,7 @@ void colo_results_print(json_t *r, FILE *f)
     }
     print_llm(r, f);
     print_mlperf(r, f);
+    if (!json_is_object(gpu)) return; /* a live run's: the GPU's busy time was not measured */
     fprintf(f, "\nGPU busy %.1f %%, switching %.1f %%, %lld context switches, %lld preemptions\n",
             100.0 * num(gpu, "busy_fraction"), 100.0 * num(gpu, "switching_fraction"),
             (long long)json_integer_value(json_object_get(gpu, "context_switches")),

@@ -28,7 +28,8 @@ static int stand_in_failure(const colo_live_plan_t *plan, int proc, bool run, co
         mps |= plan->t[i].process == proc && plan->t[i].ctx == COLO_LIVE_MPS;
     const char *hint = colo_live_cuda_hint(name, mps);
     return colo_error_set(err, COLO_EIO, NULL, 0, NULL,
-                          "cudaSetDevice: (%s, the stand-in's COLOSIM_LIVE_CPU_CUDA_ERROR)%s%s",
+                          "cudaSetDevice: a failure the stand-in was asked for (%s, "
+                          "COLOSIM_LIVE_CPU_CUDA_ERROR)%s%s",
                           name, hint ? ": " : "", hint ? hint : "");
 }
 

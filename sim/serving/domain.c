@@ -248,7 +248,7 @@ static void owner_span(colo_domain_t *d)
     const char *who = member(d, (size_t)d->tl_owner)->cfg->name;
     char name[160], args[64];
     snprintf(name, sizeof name, "%s%s", d->tl_switching ? "switch to " : "", who);
-    snprintf(args, sizeof args, "{\"switches\":%llu}", (unsigned long long)d->ts.switches);
+    snprintf(args, sizeof args, "{\"switches\":%llu}", (unsigned long long)d->tl_switches);
     colo_timeline_span(sim->tl, COLO_TL_OWNER, (int)(d - sim->dom) + 1, name,
                        d->tl_switching ? "context switch" : "context", d->tl_since, now, args);
 }
@@ -263,6 +263,7 @@ static void ts_owner(void *obj, long owner, bool switching)
     d->tl_owner = owner;
     d->tl_switching = switching;
     d->tl_since = sim->eq.now;
+    d->tl_switches = d->ts.switches;
     if (switching) {
         char name[160];
         snprintf(name, sizeof name, "context switches (%s)", owner_track(d));

@@ -130,6 +130,11 @@ int colo_loadgen_parse(colo_loadgen_cfg_t *c, const colo_cfg_reader_t *r, const 
         (rc = colo_cfg_int(r, g, "samples_per_query", COLO_CFG_POSITIVE, &c->samples_per_query)) <
             0)
         return rc;
+    if (pct <= 1 && member(g, "target_latency_percentile"))
+        return colo_cfg_error(r, member(g, "target_latency_percentile"), COLO_ERANGE,
+                              "%g: a percentile in percent, as mlperf.conf writes it (99 for the "
+                              "99th, not 0.99 as LoadGen's TestSettings)",
+                              pct);
     if (pct >= 100)
         return colo_cfg_error(r, member(g, "target_latency_percentile"), COLO_ERANGE,
                               "a percentile below 100 (90 for the 90th, as in mlperf.conf)");
@@ -269,7 +274,7 @@ int colo_loadgen_verdict(const colo_loadgen_cfg_t *c, const colo_loadgen_run_t *
     gsl_set_error_handler_off();
     v->queries = run->queries;
     v->samples = run->samples_done;
-    v->over_latency = run->over_latency;
+    v->over_latency = c->scenario == COLO_LG_OFFLINE ? 0 : run->over_latency; /* no bound */
     v->unanswered = run->samples_issued - run->samples_done;
     v->all_answered = v->unanswered == 0 && run->queries > 0;
     v->percentile_latency_ms = v->early_stopping_latency_ms = v->samples_per_s = -1;
@@ -339,7 +344,11 @@ int colo_loadgen_verdict(const colo_loadgen_cfg_t *c, const colo_loadgen_run_t *
         add_reason(v, "min duration not met: %.3f s of %.3f s (min_duration; %s)", v->duration_s,
                    COLO_TO_S(c->min_duration),
                    c->scenario == COLO_LG_OFFLINE ? "raise target_qps or samples"
-                                                  : "lengthen duration_s or lower min_duration");
+                   : c->max_query_count > 0 && run->queries >= (uint64_t)c->max_query_count
+                       ? "max_query_count ended the test"
+                   : c->max_duration > 0 && run->last_issue + 1 >= c->max_duration
+                       ? "max_duration ended the test"
+                       : "lengthen duration_s or lower min_duration");
     if (!v->min_queries_met && c->scenario == COLO_LG_OFFLINE)
         add_reason(v, "min queries not met: %llu of %llu samples answered",
                    (unsigned long long)run->samples_done, (unsigned long long)min_s);

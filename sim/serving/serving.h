@@ -65,6 +65,7 @@ typedef struct colo_domain {
     long tl_owner;
     bool tl_switching;
     colo_time_t tl_since;
+    uint64_t tl_switches; /* switches so far when it began */
 } colo_domain_t;
 
 /* How a batch of b requests runs (colo_batch_plan): the trace whose kernels run, and how each

@@ -168,6 +168,8 @@ Test(loadgen, settings_belonging_to_another_scenario_are_refused)
         {"scenario = \"Server\"; target_qps = 10.0; samples_per_query = 4;", "samples_per_query"},
         {"scenario = \"Offline\";", "target_qps"},
         {"scenario = \"SingleStream\"; target_latency_percentile = 100.0;", "below 100"},
+        {"scenario = \"Server\"; target_qps = 10.0; target_latency_percentile = 0.99;",
+         "99 for the 99th"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         char a[256];

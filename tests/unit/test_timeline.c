@@ -133,6 +133,9 @@ Test(timeline, time_slicing_shows_who_holds_the_gpu_and_each_switch)
             CHECK(strcmp(name, after_switch) == 0, "'%s' after a switch to %s", name, after_switch);
             after_switch[0] = '\0';
         }
+        double sw = json_number_value(json_object_get(json_object_get(e, "args"), "switches"));
+        CHECK(last_count < 0 || sw == last_count, "a span at %.3f us says %g switches, the counter %g",
+              ts, sw, last_count);
         if (strncmp(name, "switch to ", 10) == 0) {
             CHECK(fabs(dur - 43.0) < 1e-6, "a switch of %.3f us", dur);
             snprintf(after_switch, sizeof after_switch, "%s", name + 10);
