@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <stdio.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -46,8 +47,16 @@ static void exe_relative_dir(char *buf, size_t n)
     char *slash = strrchr(exe, '/');
     if (!slash) return;
     *slash = '\0';
-    snprintf(buf, n, "%s/../share/colosim/gpus", exe);
-    if (!is_dir(buf)) snprintf(buf, n, "%s/../../share/colosim/gpus", exe);
+    char cand[2][4200], real[PATH_MAX];
+    snprintf(cand[0], sizeof cand[0], "%s/../share/colosim/gpus", exe);
+    snprintf(cand[1], sizeof cand[1], "%s/../../share/colosim/gpus", exe);
+    /* the first that exists, its path tidied (PREFIX/share/..., not PREFIX/bin/../share/...);
+     * neither: the usual place, to name in a message */
+    int k = is_dir(cand[0]) ? 0 : is_dir(cand[1]) ? 1 : -1;
+    if (k >= 0 && realpath(cand[k], real))
+        snprintf(buf, n, "%s", real);
+    else
+        snprintf(buf, n, "%s", cand[k < 0 ? 0 : k]);
 }
 
 /* Calls fn(dir, ctx) for each search directory until fn returns non-zero: $COLOSIM_GPU_PATH

@@ -8,6 +8,8 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <sys/stat.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char usage_gpus[] =
@@ -156,6 +158,14 @@ static int cmd_gpus(int argc, char **argv)
         colo_gpu_free(g);
         return 0;
     }
+    const char *data = getenv("COLOSIM_DATA_DIR");
+    char dgpus[4200];
+    struct stat ds;
+    snprintf(dgpus, sizeof dgpus, "%s/gpus", data ? data : "");
+    if (data && *data && (stat(dgpus, &ds) != 0 || !S_ISDIR(ds.st_mode)))
+        fprintf(stderr, "colosim: warning: COLOSIM_DATA_DIR=%s has no gpus/ folder; the GPUs below "
+                        "come from elsewhere\n",
+                data);
     char **names;
     size_t n;
     if (colo_gpu_names(&names, &n)) {

@@ -36,6 +36,6 @@ for ex in "$work/ex-pc" "$work/ex-cmake"; do
     grep -q '^bert: p99 ' lifo.txt || { echo "FAIL: $ex/lifo_scheduler"; cat lifo.txt; exit 1; }
 done
 # the library's GPU files are the moved prefix's (no source tree needed)
-"$p/bin/colosim" gpus h100-sxm | grep -q "file *$p/bin/../share/colosim/gpus/h100-sxm.cfg" ||
+"$p/bin/colosim" gpus h100-sxm | grep -q "file *$(realpath "$p")/share/colosim/gpus/h100-sxm.cfg" ||
     { echo "FAIL: colosim gpus does not read the moved prefix"; exit 1; }
 echo "install_examples: both examples built with pkg-config and with CMake against a moved prefix, and ran"

@@ -15,9 +15,9 @@ bin=$work/moved/bin/colosim
 "$bin" gpus > gpus.txt
 grep -q '^h100-sxm ' gpus.txt || { echo "FAIL: colosim gpus does not list h100-sxm"; cat gpus.txt; exit 1; }
 "$bin" gpus a100-80gb > a100.txt
-grep -q "file *$work/moved/bin/../share/colosim/gpus/a100-80gb.cfg" a100.txt ||
+grep -q "file *$(realpath "$work/moved")/share/colosim/gpus/a100-80gb.cfg" a100.txt ||
     { echo "FAIL: a100-80gb not read from the moved prefix"; head -3 a100.txt; exit 1; }
-grep -q "calibrated *$work/moved/bin/../share/colosim/calibrated/a100-80gb.json" a100.txt ||
+grep -q "calibrated *$(realpath "$work/moved")/share/colosim/calibrated/a100-80gb.json" a100.txt ||
     { echo "FAIL: a100-80gb's calibration not read from the moved prefix"; head -3 a100.txt; exit 1; }
 cp "$src/tests/fixtures/tiny_h100.json" .
 sed 's|"tiny_h100.json"|"'"$work"'/tiny_h100.json"|' "$src/tests/fixtures/one_tenant.cfg" > s.cfg
