@@ -91,6 +91,11 @@ void colo_hw_fini(colo_hw_t *hw)
         hw->live = l->next;
         colo_free(l);
     }
+    while (hw->kfree) {
+        colo_hw_kernel_t *k = hw->kfree;
+        hw->kfree = (colo_hw_kernel_t *)(void *)k->link.next;
+        colo_free(k);
+    }
     for (size_t i = 0; i < hw->n_l2; i++)
         colo_free(hw->l2[i].running);
     for (size_t i = 0; i < hw->n_ce; i++)
@@ -330,6 +335,22 @@ static void retire(colo_hw_t *hw, struct colo_hw_live *link, void *mem, colo_flu
     if (done) done(obj, arg);
 }
 
+/* A kernel record, from the free list when one is there: no allocation per kernel in a run
+ * after its first concurrent kernels. Not zeroed: the caller sets every field. */
+static colo_hw_kernel_t *kernel_new(colo_hw_t *hw)
+{
+    colo_hw_kernel_t *k = hw->kfree;
+    if (!k) return colo_malloc(sizeof *k);
+    hw->kfree = (colo_hw_kernel_t *)(void *)k->link.next;
+    return k;
+}
+
+static void kernel_free(colo_hw_t *hw, colo_hw_kernel_t *k)
+{
+    k->link.next = (struct colo_hw_live *)(void *)hw->kfree;
+    hw->kfree = k;
+}
+
 static void on_kernel_done(void *obj, int64_t arg)
 {
     (void)arg;
@@ -339,7 +360,12 @@ static void on_kernel_done(void *obj, int64_t arg)
     l2_remove(g, k);
     sm_users(hw, k, -1);
     share_l2(hw, g, NULL);
-    retire(hw, &k->link, k, k->done, k->obj, k->arg);
+    live_remove(hw, &k->link);
+    colo_fluid_done_fn done = k->done;
+    void *o = k->obj;
+    int64_t a = k->arg;
+    kernel_free(hw, k);
+    if (done) done(o, a);
 }
 
 int colo_hw_kernel_start(colo_hw_t *hw, const colo_kernel_work_t *w, colo_hw_place_t place,
@@ -354,9 +380,9 @@ int colo_hw_kernel_start(colo_hw_t *hw, const colo_kernel_work_t *w, colo_hw_pla
     if (hw->sm.sets[place.sm_set].n_parts < 0 || hw->mem.sets[place.channel_set].n_parts < 0)
         return COLO_EUNSUPPORTED; /* spans more than COLO_HW_MAX_PARTS classes */
     struct colo_hw_l2 *g = &hw->l2[place.l2_group];
-    colo_hw_kernel_t *k = colo_calloc(1, sizeof *k);
+    colo_hw_kernel_t *k = kernel_new(hw);
     if (!k || colo_grow((void **)&g->running, &g->cap_running, g->n_running + 1, sizeof k)) {
-        colo_free(k);
+        if (k) kernel_free(hw, k);
         return COLO_ENOMEM;
     }
     *k = (colo_hw_kernel_t){{NULL, NULL}, hw, *w, place, 0, w->dram_bytes, done, obj, arg};
@@ -371,7 +397,7 @@ int colo_hw_kernel_start(colo_hw_t *hw, const colo_kernel_work_t *w, colo_hw_pla
     if (rc) {
         l2_remove(g, k);
         sm_users(hw, k, -1);
-        colo_free(k);
+        kernel_free(hw, k);
     } else {
         live_add(hw, &k->link);
     }
@@ -391,7 +417,7 @@ int colo_hw_kernel_stop(colo_hw_t *hw, colo_hw_kernel_t *k, double *remaining)
         sm_users(hw, k, -1);
         share_l2(hw, g, NULL);
         live_remove(hw, &k->link);
-        colo_free(k);
+        kernel_free(hw, k);
     }
     int rc2 = colo_fluid_end(&hw->fl);
     return rc ? rc : rc2 ? rc2 : hw->failed;

@@ -74,6 +74,7 @@ typedef struct colo_hw {
     } * ce;
     size_t n_ce, cap_ce;
     struct colo_hw_live *live; /* kernels and copies in flight */
+    colo_hw_kernel_t *kfree;   /* kernel records to reuse (a free list through link.next) */
     bool pcie_fair;            /* copies weighted by flow (colo_hw_copy_opts_t) */
     colo_hw_copy_t **moving;   /* copies moving bytes */
     size_t n_moving, cap_moving;
