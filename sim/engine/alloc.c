@@ -67,7 +67,7 @@ void colo_free(void *p)
     free(p);
 }
 
-int colo_grow(void **arr, size_t *cap, size_t need, size_t elem)
+int colo_grow_slow(void **arr, size_t *cap, size_t need, size_t elem)
 {
     if (need <= *cap) return 0;
     size_t ncap = *cap ? *cap : 16;

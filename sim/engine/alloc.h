@@ -12,8 +12,13 @@ char *colo_strdup(const char *s);
 void colo_free(void *p);
 
 /* Grows *arr (of *cap elements of elem bytes) so it holds at least need elements, doubling.
- * Returns 0 or COLO_ENOMEM, leaving *arr and *cap untouched on failure. Amortised O(1). */
-int colo_grow(void **arr, size_t *cap, size_t need, size_t elem);
+ * Returns 0 or COLO_ENOMEM, leaving *arr and *cap untouched on failure. Amortised O(1): the
+ * common case, room already there, is inline; colo_grow_slow reallocates. */
+int colo_grow_slow(void **arr, size_t *cap, size_t need, size_t elem);
+static inline int colo_grow(void **arr, size_t *cap, size_t need, size_t elem)
+{
+    return need <= *cap ? 0 : colo_grow_slow(arr, cap, need, elem);
+}
 
 /* Test hook: the nth allocation from now (1-based) and all after it fail; 0 disables. */
 void colo_alloc_fail_after(long n);
