@@ -446,6 +446,34 @@ int colo_fluid_update(colo_fluid_t *fl, colo_activity_id_t id, double work,
     if (!a) return COLO_ENOENT;
     if (n < 1 || n > COLO_FLUID_MAX_ELEMS || !(work > 0)) return COLO_EINVAL;
     uint32_t ai = (uint32_t)(a - fl->act);
+    /* the same resources as before, in the same order (a kernel whose L2 share or DRAM demand
+     * changed): the coefficients change in place, with no scan of the resources' users */
+    colo_fluid_elem_t m[COLO_FLUID_MAX_ELEMS];
+    int mn = 0;
+    for (int k = 0; k < n; k++) {
+        if (elems[k].res >= fl->n_res || !(elems[k].coef >= 0)) return COLO_EINVAL;
+        int j = 0;
+        while (j < mn && m[j].res != elems[k].res)
+            j++;
+        if (j < mn)
+            m[j].coef += elems[k].coef;
+        else
+            m[mn++] = elems[k];
+    }
+    bool same = mn == a->n;
+    for (int k = 0; same && k < mn; k++)
+        same = m[k].res == a->e[k].res;
+    if (same) {
+        advance(fl, a);
+        account(fl, a, -1);
+        a->work = work;
+        for (int k = 0; k < mn; k++) {
+            a->e[k].coef = m[k].coef;
+            if (mark_dirty(fl, m[k].res)) return COLO_ENOMEM;
+        }
+        account(fl, a, 1);
+        return flush(fl);
+    }
     advance(fl, a);
     account(fl, a, -1); /* its use moves to the new resources, at its speed until re-solved */
     for (int k = 0; k < a->n; k++) {
