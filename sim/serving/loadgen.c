@@ -37,7 +37,7 @@ static int read_ms(const colo_cfg_reader_t *r, const config_setting_t *g, const 
     if (ms > MAX_MS)
         return colo_cfg_error(r, member(g, key), COLO_ERANGE,
                               "at most 10^9 ms (in ms, as in mlperf.conf)");
-    *out = (colo_time_t)llround(ms * 1e6);
+    *out = colo_time_from_ns(ms * 1e6);
     return 0;
 }
 
@@ -95,7 +95,7 @@ int colo_loadgen_parse(colo_loadgen_cfg_t *c, const colo_cfg_reader_t *r, const 
                               sc);
     }
     c->min_duration = COLO_MS(600000); /* *.*.min_duration = 600000 (10 minutes) */
-    c->target_latency = (colo_time_t)llround(latency_ms * 1e6);
+    c->target_latency = colo_time_from_ns(latency_ms * 1e6);
     bool closed = c->scenario == COLO_LG_SINGLE_STREAM || c->scenario == COLO_LG_MULTI_STREAM;
     const char *why_closed = "it issues the next query when the last is answered";
     if (closed && ((rc = not_here(r, g, "target_qps", sc, why_closed)) ||

@@ -183,7 +183,7 @@ int colo_samples_ranks(const colo_samples_t *s, const uint64_t *k, size_t n, col
         double *v = colo_malloc(n * sizeof *v);
         int rc = v ? hist_ranks_any(s, k, n, v) : COLO_ENOMEM;
         for (size_t i = 0; !rc && i < n; i++)
-            out[i] = (colo_time_t)llround(v[i]);
+            out[i] = colo_time_from_ns(v[i]);
         colo_free(v);
         return rc;
     }
