@@ -3,6 +3,7 @@
 #include "event_queue.h"
 
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -202,4 +203,38 @@ Test(event_queue, same_operations_give_the_same_sequence)
         colo_eq_fini(&q);
     }
     cr_assert_arr_eq(out[0], out[1], sizeof out[0]);
+}
+
+/* colo_time_from_ns is llround without the call: the same value for halves, values a hair
+ * below a half, the edges of exact integers in a double, negatives and random values. */
+Test(simtime, from_ns_rounds_as_llround)
+{
+    static const double edge[] = {0.0,
+                                  -0.0,
+                                  0.5,
+                                  -0.5,
+                                  1.5,
+                                  2.5,
+                                  -2.5,
+                                  0.49999999999999994,
+                                  -0.49999999999999994,
+                                  4503599627370495.5,
+                                  4503599627370496.0,
+                                  9007199254740993.0,
+                                  -4503599627370495.5,
+                                  1e15 + 0.5,
+                                  123456.49999999999,
+                                  9.1e18,
+                                  -9.1e18};
+    for (size_t i = 0; i < sizeof edge / sizeof edge[0]; i++)
+        cr_assert_eq(colo_time_from_ns(edge[i]), (colo_time_t)llround(edge[i]), "at %.17g",
+                     edge[i]);
+    uint64_t s = 7;
+    for (int i = 0; i < 1000000; i++) {
+        double x = ((double)lcg(&s) / 2147483648.0 - 0.5) * ldexp(1.0, (int)(lcg(&s) % 60));
+        cr_assert_eq(colo_time_from_ns(x), (colo_time_t)llround(x), "at %.17g", x);
+    }
+    cr_assert_eq(colo_time_from_ns(9.3e18), COLO_TIME_MAX);
+    cr_assert_eq(colo_time_from_ns(-9.3e18), -COLO_TIME_MAX);
+    cr_assert_eq(colo_time_from_ns(NAN), -COLO_TIME_MAX);
 }
