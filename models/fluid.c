@@ -62,6 +62,12 @@ void colo_fluid_fini(colo_fluid_t *fl)
     memset(fl, 0, sizeof *fl);
 }
 
+void colo_fluid_on_presolve(colo_fluid_t *fl, colo_fluid_presolve_fn fn, void *obj)
+{
+    fl->presolve = fn;
+    fl->presolve_obj = obj;
+}
+
 int colo_fluid_add_resource(colo_fluid_t *fl, double capacity, uint32_t *index)
 {
     if (!(capacity >= 0) || !isfinite(capacity)) return COLO_EINVAL;
@@ -99,9 +105,6 @@ static void remove_user(colo_fluid_t *fl, uint32_t r, uint32_t a)
     for (size_t i = 0; i < res->n_users; i++)
         if (res->users[i] == a) {
             res->users[i] = res->users[--res->n_users];
-            /* its use, added and removed at many speeds, is left with their rounding (a
-             * utilisation of -1.5e-12 while idle): with no user it is exactly none */
-            if (!res->n_users) res->used = 0;
             return;
         }
 }
@@ -127,18 +130,29 @@ static void advance(colo_fluid_t *fl, struct colo_fluid_act *a)
     a->since = now;
 }
 
-/* Adds (sign 1) or removes (-1) the activity's use at its current speed to its resources' use,
- * after bringing their integrals up to now. */
-static void account(colo_fluid_t *fl, const struct colo_fluid_act *a, double sign)
+/* Utilisation is accounted once per solve, for the resources of the component solved: each one's
+ * integral is brought up to now at the use it had (what changed in this instant has not run
+ * yet), and after the solve its use is summed afresh from its users' speeds. Resources outside
+ * the component keep their users and speeds, so their use stands. */
+static void integrate(colo_fluid_t *fl, size_t nr)
 {
     colo_time_t now = fl->eq->now;
-    for (int k = 0; k < a->n; k++) {
-        struct colo_fluid_res *r = &fl->res[a->e[k].res];
+    for (size_t i = 0; i < nr; i++) {
+        struct colo_fluid_res *r = &fl->res[fl->comp_res[i]];
         if (now > r->since) {
             r->integral += r->used * (double)(now - r->since);
             r->since = now;
         }
-        r->used += sign * a->e[k].coef * a->speed;
+        r->used = 0;
+    }
+}
+
+static void sum_use(colo_fluid_t *fl, size_t na)
+{
+    for (size_t i = 0; i < na; i++) {
+        const struct colo_fluid_act *a = &fl->act[fl->comp_act[i]];
+        for (int k = 0; k < a->n; k++)
+            fl->res[a->e[k].res].used += a->e[k].coef * a->speed;
     }
 }
 
@@ -148,9 +162,7 @@ static void fix(colo_fluid_t *fl, struct colo_fluid_act *a, double v, uint32_t *
 {
     COLO_CHECK(v >= 0 && v <= a->bound * (1 + 1e-12), "activity speed %g outside [0, %g]", v,
                a->bound);
-    account(fl, a, -1);
     a->speed = v;
-    account(fl, a, 1);
     a->fixed = true;
     (*unfixed)--;
     for (int k = 0; k < a->n; k++) {
@@ -167,6 +179,21 @@ static void fix(colo_fluid_t *fl, struct colo_fluid_act *a, double v, uint32_t *
 static void solve(colo_fluid_t *fl, size_t na, size_t nr)
 {
     fl->solves++;
+    if (na == 1) { /* alone: the tightest of its resources or its bound, as the filling finds */
+        struct colo_fluid_act *a = &fl->act[fl->comp_act[0]];
+        double best = INFINITY;
+        for (int k = 0; k < a->n; k++) {
+            double w = a->e[k].coef * a->weight, cap = fl->res[a->e[k].res].capacity;
+            if (w <= 0) continue;
+            double level = (cap > 0 ? cap : 0) / w;
+            if (level < best) best = level;
+        }
+        double v = a->bound / a->weight < best ? a->bound : best * a->weight;
+        COLO_CHECK(v >= 0 && v <= a->bound * (1 + 1e-12), "activity speed %g outside [0, %g]", v,
+                   a->bound);
+        a->speed = v;
+        return;
+    }
     for (size_t i = 0; i < nr; i++) {
         struct colo_fluid_res *r = &fl->res[fl->comp_res[i]];
         r->rem = r->capacity;
@@ -277,6 +304,11 @@ static int push_u32(uint32_t **arr, size_t *cap, size_t n, uint32_t v)
 static int flush(colo_fluid_t *fl)
 {
     if (fl->depth > 0) return 0;
+    if (fl->presolve) { /* its own changes wait for this solve */
+        fl->depth++;
+        fl->presolve(fl->presolve_obj);
+        fl->depth--;
+    }
     if (fl->n_dirty == 0) {
         reschedule(fl);
         return fl->failed;
@@ -311,7 +343,9 @@ static int flush(colo_fluid_t *fl)
     }
     for (size_t i = 0; i < na; i++)
         advance(fl, &fl->act[fl->comp_act[i]]);
+    integrate(fl, nr);
     solve(fl, na, nr);
+    sum_use(fl, na);
 #ifdef COLOSIM_CHECKS
     check_capacity(fl, nr);
 #endif
@@ -326,7 +360,6 @@ static int flush(colo_fluid_t *fl)
 static void release(colo_fluid_t *fl, uint32_t ai)
 {
     struct colo_fluid_act *a = &fl->act[ai];
-    account(fl, a, -1);
     for (int k = 0; k < a->n; k++) {
         remove_user(fl, a->e[k].res, ai);
         note(fl, mark_dirty(fl, a->e[k].res));
@@ -465,25 +498,38 @@ int colo_fluid_update(colo_fluid_t *fl, colo_activity_id_t id, double work,
         same = m[k].res == a->e[k].res;
     if (same) {
         advance(fl, a);
-        account(fl, a, -1);
         a->work = work;
         for (int k = 0; k < mn; k++) {
             a->e[k].coef = m[k].coef;
             if (mark_dirty(fl, m[k].res)) return COLO_ENOMEM;
         }
-        account(fl, a, 1);
         return flush(fl);
     }
     advance(fl, a);
-    account(fl, a, -1); /* its use moves to the new resources, at its speed until re-solved */
     for (int k = 0; k < a->n; k++) {
         remove_user(fl, a->e[k].res, ai);
         if (mark_dirty(fl, a->e[k].res)) return COLO_ENOMEM;
     }
     a->work = work;
     int rc = set_elems(fl, a, ai, elems, n);
-    if (!rc) account(fl, a, 1);
     return rc ? rc : flush(fl);
+}
+
+int colo_fluid_update_coefs(colo_fluid_t *fl, colo_activity_id_t id, double work,
+                            const double *coef, int n)
+{
+    struct colo_fluid_act *a = lookup(fl, id);
+    if (!a) return COLO_ENOENT;
+    if (n != a->n || !(work > 0)) return COLO_EINVAL;
+    for (int k = 0; k < n; k++)
+        if (!(coef[k] >= 0)) return COLO_EINVAL;
+    advance(fl, a);
+    a->work = work;
+    for (int k = 0; k < n; k++) {
+        a->e[k].coef = coef[k];
+        if (mark_dirty(fl, a->e[k].res)) return COLO_ENOMEM;
+    }
+    return flush(fl);
 }
 
 void colo_fluid_begin(colo_fluid_t *fl)

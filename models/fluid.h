@@ -30,6 +30,10 @@ typedef uint64_t colo_activity_id_t;
 /* Called when an activity has finished (it is already gone). May start or stop activities. */
 typedef void (*colo_fluid_done_fn)(void *obj, int64_t arg);
 
+/* Called before each solve, when every change of the instant is in: the owner may update
+ * activities, and their changes join that solve (colo_fluid_on_presolve). */
+typedef void (*colo_fluid_presolve_fn)(void *obj);
+
 struct colo_fluid_res;
 struct colo_fluid_act;
 
@@ -52,6 +56,8 @@ typedef struct colo_fluid {
     size_t cap_comp_act, cap_comp_res;
     uint32_t epoch;
     int failed; /* first COLO_ENOMEM met inside an event */
+    colo_fluid_presolve_fn presolve;
+    void *presolve_obj;
     /* statistics */
     uint64_t solves, completions;
 } colo_fluid_t;
@@ -59,6 +65,9 @@ typedef struct colo_fluid {
 /* Prepares an empty solver whose completions are events on eq. 0 or COLO_ENOMEM. */
 int colo_fluid_init(colo_fluid_t *fl, colo_eq_t *eq);
 void colo_fluid_fini(colo_fluid_t *fl);
+
+/* Has fn(obj) called before every solve (one at a time; NULL for none). */
+void colo_fluid_on_presolve(colo_fluid_t *fl, colo_fluid_presolve_fn fn, void *obj);
 
 /* Adds a resource of the given capacity (units per ns); its index is written to *index. */
 int colo_fluid_add_resource(colo_fluid_t *fl, double capacity, uint32_t *index);
@@ -77,6 +86,12 @@ int colo_fluid_stop(colo_fluid_t *fl, colo_activity_id_t id, double *remaining);
 /* Changes an activity's work and resource use from now on, keeping its progress. */
 int colo_fluid_update(colo_fluid_t *fl, colo_activity_id_t id, double work,
                       const colo_fluid_elem_t *elems, int n);
+
+/* The same for an activity whose resources stay those it has, in the same order (as started or
+ * last updated, a resource named twice counted once): coef[k] is its new use of the k-th, n
+ * their number. Changes the coefficients in place. 0, COLO_ENOENT or COLO_EINVAL. */
+int colo_fluid_update_coefs(colo_fluid_t *fl, colo_activity_id_t id, double work,
+                            const double *coef, int n);
 
 /* Sets an activity's weight (default 1): where a resource is the bottleneck, activities get
  * speeds in proportion to their weights (a priority). */

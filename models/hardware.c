@@ -19,6 +19,9 @@ struct colo_hw_kernel {
     colo_hw_place_t place;
     colo_activity_id_t act;
     double dram_eff; /* DRAM bytes with the L2 it shares now */
+    /* what its place fixes, worked out once at its start (kernel_elems): SMs busy x compute
+     * time, compute time, and DRAM rate on the SMs and channels it may use */
+    double used_comp, t_comp, rate;
     colo_fluid_done_fn done;
     void *obj;
     int64_t arg;
@@ -54,6 +57,8 @@ static void live_remove(colo_hw_t *hw, struct colo_hw_live *l)
     if (l->next) l->next->prev = l->prev;
 }
 
+static void presolve(void *obj);
+
 static void note(colo_hw_t *hw, int rc)
 {
     if (rc && !hw->failed) hw->failed = rc;
@@ -65,6 +70,7 @@ int colo_hw_init(colo_hw_t *hw, const colo_gpu_t *gpu, colo_eq_t *eq)
     hw->gpu = gpu;
     hw->eq = eq;
     colo_fluid_init(&hw->fl, eq);
+    colo_fluid_on_presolve(&hw->fl, presolve, hw);
     hw->sm.n_units = gpu->sm.count < COLO_HW_MAX_UNITS ? gpu->sm.count : COLO_HW_MAX_UNITS;
     hw->sm.unit_capacity = 1;
     hw->mem.n_units =
@@ -229,20 +235,29 @@ static int finalize(colo_hw_t *hw)
 
 /* ---- kernels ---- */
 
-/* The kernel's work at its current DRAM traffic, and what it uses of each resource per ns at
- * full speed. Returns the number of elements. */
-static int kernel_elems(const colo_hw_t *hw, const colo_hw_kernel_t *k, double *work,
-                        colo_fluid_elem_t *e)
+/* Works out what a kernel's place fixes for its whole run: the SMs it fills, its compute time
+ * and its DRAM rate there. */
+static void kernel_place(const colo_hw_t *hw, colo_hw_kernel_t *k)
 {
     const struct colo_hw_set *sms = &hw->sm.sets[k->place.sm_set];
     const struct colo_hw_set *chs = &hw->mem.sets[k->place.channel_set];
     int n_sms = sms->n_units;
     if (k->place.sm_limit > 0 && k->place.sm_limit < n_sms) n_sms = k->place.sm_limit;
-    int used = colo_kernel_sms_used(&k->w, n_sms);
-    double t_comp = colo_kernel_compute_ns(&k->w, n_sms);
-    double rate = colo_kernel_memory_rate(&k->w, n_sms, chs->n_units * hw->mem.unit_capacity);
-    double t_mem = k->dram_eff / rate;
-    double W = k->w.fixed_ns + (t_comp > t_mem ? t_comp : t_mem);
+    k->t_comp = colo_kernel_compute_ns(&k->w, n_sms);
+    k->used_comp = colo_kernel_sms_used(&k->w, n_sms) * k->t_comp;
+    k->rate = colo_kernel_memory_rate(&k->w, n_sms, chs->n_units * hw->mem.unit_capacity);
+}
+
+/* The kernel's work at its current DRAM traffic, and what it uses of each resource per ns at
+ * full speed, in the order of its elements (SM classes, L2, channel classes); with e, the
+ * elements. Returns the number of coefficients. */
+static int kernel_coefs(const colo_hw_t *hw, const colo_hw_kernel_t *k, double *work,
+                        double *coef, colo_fluid_elem_t *e)
+{
+    const struct colo_hw_set *sms = &hw->sm.sets[k->place.sm_set];
+    const struct colo_hw_set *chs = &hw->mem.sets[k->place.channel_set];
+    double t_mem = k->dram_eff / k->rate;
+    double W = k->w.fixed_ns + (k->t_comp > t_mem ? k->t_comp : t_mem);
     if (W < 1e-3) W = 1e-3;
     double l2 = k->w.l2_bytes > k->dram_eff ? k->w.l2_bytes : k->dram_eff;
     /* Blocks go to whichever SMs of the set are free, so a kernel leans on the classes of its
@@ -255,21 +270,40 @@ static int kernel_elems(const colo_hw_t *hw, const colo_hw_kernel_t *k, double *
         wsum += wt[p];
     }
     int n = 0;
-    for (int p = 0; p < sms->n_parts; p++)
-        e[n++] = (colo_fluid_elem_t){hw->sm.classes[sms->parts[p].cls].res,
-                                     used * t_comp / W * wt[p] / wsum};
-    e[n++] = (colo_fluid_elem_t){hw->l2[k->place.l2_group].res, l2 / W};
-    for (int p = 0; p < chs->n_parts; p++)
-        e[n++] = (colo_fluid_elem_t){hw->mem.classes[chs->parts[p].cls].res,
-                                     k->dram_eff * chs->parts[p].share / W};
+    for (int p = 0; p < sms->n_parts; p++) {
+        if (e) e[n].res = hw->sm.classes[sms->parts[p].cls].res;
+        coef[n++] = k->used_comp / W * wt[p] / wsum;
+    }
+    if (e) e[n].res = hw->l2[k->place.l2_group].res;
+    coef[n++] = l2 / W;
+    for (int p = 0; p < chs->n_parts; p++) {
+        if (e) e[n].res = hw->mem.classes[chs->parts[p].cls].res;
+        coef[n++] = k->dram_eff * chs->parts[p].share / W;
+    }
+    if (e)
+        for (int i = 0; i < n; i++)
+            e[i].coef = coef[i];
     *work = W;
     return n;
 }
 
+/* A running kernel's work and coefficients from its current DRAM traffic and SM shares, changed
+ * in place in the solver. */
+static void kernel_update(colo_hw_t *hw, colo_hw_kernel_t *k)
+{
+    double W, coef[COLO_FLUID_MAX_ELEMS];
+    int n = kernel_coefs(hw, k, &W, coef, NULL);
+    int rc = colo_fluid_update_coefs(&hw->fl, k->act, W, coef, n);
+    /* COLO_ENOENT: k finished in the same instant and its own completion is next */
+    if (rc != COLO_ENOENT) note(hw, rc);
+}
+
 /* L2 capacity interference: kernels sharing an L2 group whose working sets together exceed it
  * each keep a proportional share; the hits they lose become DRAM traffic. Updates the speeds
- * of the kernels whose traffic changed. */
-static void share_l2(colo_hw_t *hw, struct colo_hw_l2 *g, colo_hw_kernel_t *skip)
+ * of the kernels whose traffic changed. Run before the solve (presolve) for the groups whose
+ * kernels changed, once for all the starts and ends of an instant: the shares depend only on
+ * the kernels running when the rates are solved. */
+static void share_l2(colo_hw_t *hw, struct colo_hw_l2 *g)
 {
     double total = 0;
     for (size_t i = 0; i < g->n_running; i++)
@@ -285,14 +319,26 @@ static void share_l2(colo_hw_t *hw, struct colo_hw_l2 *g, colo_hw_kernel_t *skip
         double d = k->w.dram_bytes + (hits > 0 ? hits : 0) * (1 - kept);
         if (d == k->dram_eff) continue;
         k->dram_eff = d;
-        if (k == skip) continue;
-        colo_fluid_elem_t e[COLO_FLUID_MAX_ELEMS];
-        double W;
-        int n = kernel_elems(hw, k, &W, e);
-        int rc = colo_fluid_update(&hw->fl, k->act, W, e, n);
-        /* COLO_ENOENT: k finished in the same instant and its own completion is next */
-        if (rc != COLO_ENOENT) note(hw, rc);
+        kernel_update(hw, k);
     }
+}
+
+static void l2_stale(colo_hw_t *hw, struct colo_hw_l2 *g)
+{
+    g->stale = true;
+    hw->l2_stale = true;
+}
+
+static void presolve(void *obj)
+{
+    colo_hw_t *hw = obj;
+    if (!hw->l2_stale) return;
+    hw->l2_stale = false;
+    for (size_t i = 0; i < hw->n_l2; i++)
+        if (hw->l2[i].stale) {
+            hw->l2[i].stale = false;
+            share_l2(hw, &hw->l2[i]);
+        }
 }
 
 /* Counts k on (delta = +1) or off (-1) the SM classes of its set; where its set spans several
@@ -307,11 +353,7 @@ static void sm_users(colo_hw_t *hw, colo_hw_kernel_t *k, int delta)
         for (size_t i = 0; i < hw->l2[g].n_running; i++) {
             colo_hw_kernel_t *o = hw->l2[g].running[i];
             if (o == k || hw->sm.sets[o->place.sm_set].n_parts < 2) continue;
-            colo_fluid_elem_t e[COLO_FLUID_MAX_ELEMS];
-            double W;
-            int n = kernel_elems(hw, o, &W, e);
-            int rc = colo_fluid_update(&hw->fl, o->act, W, e, n);
-            if (rc != COLO_ENOENT) note(hw, rc);
+            kernel_update(hw, o);
         }
 }
 
@@ -359,7 +401,7 @@ static void on_kernel_done(void *obj, int64_t arg)
     struct colo_hw_l2 *g = &hw->l2[k->place.l2_group];
     l2_remove(g, k);
     sm_users(hw, k, -1);
-    share_l2(hw, g, NULL);
+    l2_stale(hw, g);
     live_remove(hw, &k->link);
     colo_fluid_done_fn done = k->done;
     void *o = k->obj;
@@ -385,14 +427,16 @@ int colo_hw_kernel_start(colo_hw_t *hw, const colo_kernel_work_t *w, colo_hw_pla
         if (k) kernel_free(hw, k);
         return COLO_ENOMEM;
     }
-    *k = (colo_hw_kernel_t){{NULL, NULL}, hw, *w, place, 0, w->dram_bytes, done, obj, arg};
+    *k = (colo_hw_kernel_t){{NULL, NULL}, hw, *w, place, 0, w->dram_bytes, 0, 0, 0,
+                            done, obj, arg};
+    kernel_place(hw, k);
     g->running[g->n_running++] = k;
     colo_fluid_begin(&hw->fl);
     sm_users(hw, k, +1);
-    share_l2(hw, g, k);
+    l2_stale(hw, g);
     colo_fluid_elem_t e[COLO_FLUID_MAX_ELEMS];
-    double W;
-    int n = kernel_elems(hw, k, &W, e);
+    double W, coef[COLO_FLUID_MAX_ELEMS];
+    int n = kernel_coefs(hw, k, &W, coef, e);
     rc = colo_fluid_start(&hw->fl, W, remaining, 1.0, e, n, on_kernel_done, k, 0, &k->act);
     if (rc) {
         l2_remove(g, k);
@@ -415,7 +459,7 @@ int colo_hw_kernel_stop(colo_hw_t *hw, colo_hw_kernel_t *k, double *remaining)
     if (!rc) {
         l2_remove(g, k);
         sm_users(hw, k, -1);
-        share_l2(hw, g, NULL);
+        l2_stale(hw, g);
         live_remove(hw, &k->link);
         kernel_free(hw, k);
     }

@@ -63,6 +63,7 @@ typedef struct colo_hw {
         double bytes;
         colo_hw_kernel_t **running;
         size_t n_running, cap_running;
+        bool stale; /* its kernels changed since their shares were last worked out */
     } * l2;
     size_t n_l2, cap_l2;
     /* PCIe: one resource per direction; copy engines in domains (the GPU, or a MIG instance) */
@@ -76,6 +77,7 @@ typedef struct colo_hw {
     struct colo_hw_live *live; /* kernels and copies in flight */
     colo_hw_kernel_t *kfree;   /* kernel records to reuse (a free list through link.next) */
     bool pcie_fair;            /* copies weighted by flow (colo_hw_copy_opts_t) */
+    bool l2_stale;             /* some L2 group is stale */
     colo_hw_copy_t **moving;   /* copies moving bytes */
     size_t n_moving, cap_moving;
     int failed;

@@ -180,6 +180,74 @@ Test(fluid, update_changes_the_rest_of_the_work)
     teardown(&w);
 }
 
+Test(fluid, update_coefs_changes_uses_in_place_and_refuses_what_it_cannot)
+{
+    struct world w;
+    setup(&w);
+    uint32_t r1, r2;
+    colo_fluid_add_resource(&w.fl, 10, &r1);
+    colo_fluid_add_resource(&w.fl, 10, &r2);
+    colo_fluid_elem_t e[2] = {{r1, 5}, {r2, 5}};
+    colo_activity_id_t a;
+    cr_assert_eq(colo_fluid_start(&w.fl, 1000, 1.0, 1.0, e, 2, done, &w, 0, &a), 0);
+    colo_eq_schedule(&w.eq, 500, (colo_event_fn)0, NULL, 0, NULL);
+    colo_event_t ev;
+    colo_eq_pop(&w.eq, &ev);
+    double c[2] = {5, 20}; /* r2 now limits it to half speed */
+    cr_assert_eq(colo_fluid_update_coefs(&w.fl, a, 1000, c, 1), COLO_EINVAL, "not its count");
+    double bad[2] = {5, -1};
+    cr_assert_eq(colo_fluid_update_coefs(&w.fl, a, 1000, bad, 2), COLO_EINVAL);
+    cr_assert_eq(colo_fluid_update_coefs(&w.fl, a, 1000, c, 2), 0);
+    cr_assert_float_eq(colo_fluid_speed(&w.fl, a), 0.5, 1e-12);
+    cr_assert_float_eq(colo_fluid_usage(&w.fl, r2), 10, 1e-9);
+    run(&w);
+    cr_assert_eq(w.done_at[0], 500 + 1000, "the other half at half speed");
+    cr_assert_eq(colo_fluid_update_coefs(&w.fl, a, 1000, c, 2), COLO_ENOENT, "finished");
+    /* its use over time: 5 of r2 for 500 ns, then 10 for 1000 */
+    cr_assert_float_eq(colo_fluid_used_integral(&w.fl, r2), 5 * 500 + 10 * 1000, 1e-6);
+    teardown(&w);
+}
+
+/* The presolve hook runs once per solve, after every change of the instant, and what it changes
+ * joins that solve. */
+struct hooked {
+    struct world w;
+    colo_activity_id_t a;
+    int calls;
+    double coef; /* what the hook gives a on r */
+};
+
+static void hook(void *obj)
+{
+    struct hooked *h = obj;
+    h->calls++;
+    if (h->a && colo_fluid_speed(&h->w.fl, h->a) >= 0) {
+        double c[1] = {h->coef};
+        cr_assert_eq(colo_fluid_update_coefs(&h->w.fl, h->a, 1000, c, 1), 0);
+    }
+}
+
+Test(fluid, the_presolve_hook_runs_once_per_solve_and_its_changes_join_it)
+{
+    struct hooked h;
+    memset(&h, 0, sizeof h);
+    setup(&h.w);
+    colo_fluid_on_presolve(&h.w.fl, hook, &h);
+    uint32_t r;
+    colo_fluid_add_resource(&h.w.fl, 10, &r);
+    h.coef = 40; /* a would run at a quarter of its speed */
+    colo_fluid_begin(&h.w.fl);
+    h.a = start1(&h.w, 1000, r, 5, 0);
+    start1(&h.w, 1000, r, 1, 1);
+    cr_assert_eq(h.calls, 0, "nothing is solved inside begin/end");
+    cr_assert_eq(colo_fluid_end(&h.w.fl), 0);
+    cr_assert_eq(h.calls, 1);
+    /* a uses 40, b 1 at full speed: r fills at level 10 / 41 for both */
+    cr_assert_float_eq(colo_fluid_speed(&h.w.fl, h.a), 10.0 / 41, 1e-12);
+    cr_assert_float_eq(colo_fluid_usage(&h.w.fl, r), 10, 1e-9);
+    teardown(&h.w);
+}
+
 /* Random activities on random subsets of resources: after every event no resource is used
  * beyond its capacity, and every activity slower than its bound has a saturated resource. */
 static uint64_t seed = 42;

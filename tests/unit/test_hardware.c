@@ -219,6 +219,35 @@ Test(hardware, co_running_working_sets_beyond_the_l2_raise_dram_traffic_unless_s
     rig_fini(&r);
 }
 
+/* A kernel ending and another starting in the same instant (a stream's next kernel): the L2
+ * shares are those of the kernels running after both, worked out once, and a kernel left alone
+ * gets its traced traffic back. */
+Test(hardware, l2_shares_follow_the_kernels_left_after_an_instants_starts_and_ends)
+{
+    struct rig r;
+    rig_init(&r, "h100-sxm");
+    double l2 = (double)r.gpu->l2.bytes;
+    colo_kernel_work_t c = kwork(r.gpu, 8 * 132, 1000000, COLO_KCLASS_COMPUTE, 0.75 * l2, 3 * l2);
+    colo_hw_kernel_t *a, *b, *d;
+    colo_hw_kernel_start(&r.hw, &c, whole, 1, done, &r, 0, &a);
+    colo_hw_kernel_start(&r.hw, &c, whole, 1, done, &r, 1, &b);
+    double two = 0.75 * l2 + 2.25 * l2 / 3;
+    cr_assert_float_eq(colo_hw_kernel_dram_bytes(a), two, 1e3);
+    double speed = colo_hw_kernel_speed(&r.hw, a);
+    colo_fluid_begin(&r.hw.fl);
+    cr_assert_eq(colo_hw_kernel_stop(&r.hw, b, NULL), 0);
+    cr_assert_eq(colo_hw_kernel_start(&r.hw, &c, whole, 1, done, &r, 2, &d), 0);
+    cr_assert_eq(colo_fluid_end(&r.hw.fl), 0);
+    cr_assert_eq(colo_hw_kernel_dram_bytes(a), colo_hw_kernel_dram_bytes(d));
+    cr_assert_float_eq(colo_hw_kernel_dram_bytes(d), two, 1e3, "the newcomer shares as b did");
+    cr_assert_float_eq(colo_hw_kernel_speed(&r.hw, a), speed, 1e-12);
+    cr_assert_eq(colo_hw_kernel_stop(&r.hw, d, NULL), 0);
+    cr_assert_float_eq(colo_hw_kernel_dram_bytes(a), 0.75 * l2, 1, "alone again: as traced");
+    rig_run(&r);
+    cr_assert_eq(r.n_done, 1);
+    rig_fini(&r);
+}
+
 Test(hardware, h2d_and_d2h_do_not_slow_each_other_but_same_direction_shares)
 {
     struct rig r;
