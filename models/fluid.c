@@ -28,9 +28,11 @@ struct colo_fluid_act {
     bool active, fixed;
     uint32_t gen, next_free, mark, live_pos;
     double work, remaining, speed, bound, weight;
+    double lim; /* bound / weight: the level at which its bound stops it */
     colo_time_t since, finish;
     int n;
     colo_fluid_elem_t e[COLO_FLUID_MAX_ELEMS];
+    uint32_t upos[COLO_FLUID_MAX_ELEMS]; /* e[k]'s place among its resource's users */
     colo_fluid_done_fn done;
     void *obj;
     int64_t arg;
@@ -90,22 +92,33 @@ static struct colo_fluid_act *lookup(const colo_fluid_t *fl, colo_activity_id_t 
     return (a->active && a->gen == (uint32_t)(id >> 32)) ? a : NULL;
 }
 
-static int add_user(colo_fluid_t *fl, uint32_t r, uint32_t a)
+/* Adds activity a, whose k-th element is r, to r's users. */
+static int add_user(colo_fluid_t *fl, uint32_t r, uint32_t a, int k)
 {
     struct colo_fluid_res *res = &fl->res[r];
     if (colo_grow((void **)&res->users, &res->cap_users, res->n_users + 1, sizeof *res->users))
         return COLO_ENOMEM;
+    fl->act[a].upos[k] = (uint32_t)res->n_users;
     res->users[res->n_users++] = a;
     return 0;
 }
 
-static void remove_user(colo_fluid_t *fl, uint32_t r, uint32_t a)
+/* Removes activity a's k-th element from its resource's users: the last user takes its place
+ * (and learns its new place), with no scan. */
+static void remove_user(colo_fluid_t *fl, uint32_t a, int k)
 {
+    const struct colo_fluid_act *act = &fl->act[a];
+    uint32_t r = act->e[k].res, i = act->upos[k];
     struct colo_fluid_res *res = &fl->res[r];
-    for (size_t i = 0; i < res->n_users; i++)
-        if (res->users[i] == a) {
-            res->users[i] = res->users[--res->n_users];
-            return;
+    COLO_DCHECK(i < res->n_users && res->users[i] == a, "activity %u not at its place in %u", a,
+                r);
+    uint32_t last = res->users[--res->n_users];
+    res->users[i] = last;
+    struct colo_fluid_act *m = &fl->act[last];
+    for (int j = 0; j < m->n; j++)
+        if (m->e[j].res == r) {
+            m->upos[j] = i;
+            break;
         }
 }
 
@@ -130,30 +143,20 @@ static void advance(colo_fluid_t *fl, struct colo_fluid_act *a)
     a->since = now;
 }
 
-/* Utilisation is accounted once per solve, for the resources of the component solved: each one's
- * integral is brought up to now at the use it had (what changed in this instant has not run
- * yet), and after the solve its use is summed afresh from its users' speeds. Resources outside
- * the component keep their users and speeds, so their use stands. */
-static void integrate(colo_fluid_t *fl, size_t nr)
+/* A resource joins the component about to be solved: its use integral is brought up to now at
+ * the use it had (what changed in this instant has not run yet), its use is summed afresh after
+ * the solve, and the filling starts from its whole capacity. Resources outside the component
+ * keep their users and speeds, so their use stands. */
+static void res_begin(struct colo_fluid_res *r, colo_time_t now)
 {
-    colo_time_t now = fl->eq->now;
-    for (size_t i = 0; i < nr; i++) {
-        struct colo_fluid_res *r = &fl->res[fl->comp_res[i]];
-        if (now > r->since) {
-            r->integral += r->used * (double)(now - r->since);
-            r->since = now;
-        }
-        r->used = 0;
+    if (now > r->since) {
+        r->integral += r->used * (double)(now - r->since);
+        r->since = now;
     }
-}
-
-static void sum_use(colo_fluid_t *fl, size_t na)
-{
-    for (size_t i = 0; i < na; i++) {
-        const struct colo_fluid_act *a = &fl->act[fl->comp_act[i]];
-        for (int k = 0; k < a->n; k++)
-            fl->res[a->e[k].res].used += a->e[k].coef * a->speed;
-    }
+    r->used = 0;
+    r->rem = r->capacity;
+    r->wsum = 0;
+    r->unfixed = 0;
 }
 
 /* ---- solving ---- */
@@ -188,26 +191,11 @@ static void solve(colo_fluid_t *fl, size_t na, size_t nr)
             double level = (cap > 0 ? cap : 0) / w;
             if (level < best) best = level;
         }
-        double v = a->bound / a->weight < best ? a->bound : best * a->weight;
+        double v = a->lim < best ? a->bound : best * a->weight;
         COLO_CHECK(v >= 0 && v <= a->bound * (1 + 1e-12), "activity speed %g outside [0, %g]", v,
                    a->bound);
         a->speed = v;
         return;
-    }
-    for (size_t i = 0; i < nr; i++) {
-        struct colo_fluid_res *r = &fl->res[fl->comp_res[i]];
-        r->rem = r->capacity;
-        r->wsum = 0;
-        r->unfixed = 0;
-    }
-    for (size_t i = 0; i < na; i++) {
-        struct colo_fluid_act *a = &fl->act[fl->comp_act[i]];
-        a->fixed = false;
-        for (int k = 0; k < a->n; k++) {
-            struct colo_fluid_res *r = &fl->res[a->e[k].res];
-            r->unfixed++;
-            r->wsum += a->e[k].coef * a->weight;
-        }
     }
     uint32_t unfixed = (uint32_t)na;
     while (unfixed) {
@@ -227,8 +215,8 @@ static void solve(colo_fluid_t *fl, size_t na, size_t nr)
         }
         for (size_t i = 0; i < na; i++) {
             struct colo_fluid_act *a = &fl->act[fl->comp_act[i]];
-            if (!a->fixed && a->bound / a->weight < best) {
-                best = a->bound / a->weight;
+            if (!a->fixed && a->lim < best) {
+                best = a->lim;
                 best_a = a;
             }
         }
@@ -314,16 +302,19 @@ static int flush(colo_fluid_t *fl)
         return fl->failed;
     }
     uint32_t epoch = ++fl->epoch;
+    colo_time_t now = fl->eq->now;
     size_t na = 0, nr = 0;
     for (size_t d = 0; d < fl->n_dirty; d++) {
         uint32_t r = fl->dirty[d];
         fl->res[r].dirty = false;
         if (fl->res[r].mark == epoch) continue;
         fl->res[r].mark = epoch;
+        res_begin(&fl->res[r], now);
         if (push_u32(&fl->comp_res, &fl->cap_comp_res, nr++, r)) return COLO_ENOMEM;
     }
     fl->n_dirty = 0;
-    /* breadth-first over resources and the activities that join them */
+    /* breadth-first over resources and the activities that join them; each activity found is
+     * brought up to now and counted on its resources for the filling */
     for (size_t i = 0; i < nr; i++) {
         struct colo_fluid_res *r = &fl->res[fl->comp_res[i]];
         for (size_t u = 0; u < r->n_users; u++) {
@@ -332,26 +323,30 @@ static int flush(colo_fluid_t *fl)
             if (a->mark == epoch) continue;
             a->mark = epoch;
             if (push_u32(&fl->comp_act, &fl->cap_comp_act, na++, ai)) return COLO_ENOMEM;
+            advance(fl, a);
+            a->fixed = false;
             for (int k = 0; k < a->n; k++) {
                 struct colo_fluid_res *o = &fl->res[a->e[k].res];
-                if (o->mark == epoch) continue;
-                o->mark = epoch;
-                if (push_u32(&fl->comp_res, &fl->cap_comp_res, nr++, a->e[k].res))
-                    return COLO_ENOMEM;
+                if (o->mark != epoch) {
+                    o->mark = epoch;
+                    res_begin(o, now);
+                    if (push_u32(&fl->comp_res, &fl->cap_comp_res, nr++, a->e[k].res))
+                        return COLO_ENOMEM;
+                }
+                o->unfixed++;
+                o->wsum += a->e[k].coef * a->weight;
             }
         }
     }
-    for (size_t i = 0; i < na; i++)
-        advance(fl, &fl->act[fl->comp_act[i]]);
-    integrate(fl, nr);
     solve(fl, na, nr);
-    sum_use(fl, na);
 #ifdef COLOSIM_CHECKS
     check_capacity(fl, nr);
 #endif
-    for (size_t i = 0; i < na; i++) {
+    for (size_t i = 0; i < na; i++) { /* new finish times, and the resources' use afresh */
         struct colo_fluid_act *a = &fl->act[fl->comp_act[i]];
         a->finish = finish_of(a);
+        for (int k = 0; k < a->n; k++)
+            fl->res[a->e[k].res].used += a->e[k].coef * a->speed;
     }
     reschedule(fl);
     return fl->failed;
@@ -361,7 +356,7 @@ static void release(colo_fluid_t *fl, uint32_t ai)
 {
     struct colo_fluid_act *a = &fl->act[ai];
     for (int k = 0; k < a->n; k++) {
-        remove_user(fl, a->e[k].res, ai);
+        remove_user(fl, ai, k);
         note(fl, mark_dirty(fl, a->e[k].res));
     }
     a->active = false;
@@ -415,8 +410,9 @@ static int set_elems(colo_fluid_t *fl, struct colo_fluid_act *a, uint32_t ai,
             a->e[j].coef += elems[k].coef;
             continue;
         }
-        if (add_user(fl, elems[k].res, ai)) return COLO_ENOMEM;
-        a->e[a->n++] = elems[k];
+        a->e[a->n] = elems[k];
+        if (add_user(fl, elems[k].res, ai, a->n)) return COLO_ENOMEM;
+        a->n++;
         if (mark_dirty(fl, elems[k].res)) return COLO_ENOMEM;
     }
     return 0;
@@ -446,6 +442,7 @@ int colo_fluid_start(colo_fluid_t *fl, double work, double remaining, double bou
     a->remaining = remaining;
     a->bound = bound;
     a->weight = 1.0;
+    a->lim = bound / 1.0;
     a->speed = 0;
     a->since = fl->eq->now;
     a->finish = COLO_TIME_MAX;
@@ -507,7 +504,7 @@ int colo_fluid_update(colo_fluid_t *fl, colo_activity_id_t id, double work,
     }
     advance(fl, a);
     for (int k = 0; k < a->n; k++) {
-        remove_user(fl, a->e[k].res, ai);
+        remove_user(fl, ai, k);
         if (mark_dirty(fl, a->e[k].res)) return COLO_ENOMEM;
     }
     a->work = work;
@@ -550,6 +547,7 @@ int colo_fluid_set_weight(colo_fluid_t *fl, colo_activity_id_t id, double weight
     if (!(weight > 0) || !isfinite(weight)) return COLO_EINVAL;
     advance(fl, a);
     a->weight = weight;
+    a->lim = a->bound / weight;
     for (int k = 0; k < a->n; k++)
         if (mark_dirty(fl, a->e[k].res)) return COLO_ENOMEM;
     return flush(fl);
