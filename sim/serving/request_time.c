@@ -134,13 +134,13 @@ void colo_batch_plan(const colo_tenant_cfg_t *c, const colo_time_t *totals, int 
     }
 }
 
-void colo_plan_kernel(const colo_batch_plan_t *p, const struct colo_variant_run *var, size_t i,
+bool colo_plan_kernel(const colo_batch_plan_t *p, const struct colo_variant_run *var, size_t i,
                       colo_kernel_work_t *out)
 {
     const colo_kernel_work_t *w = &var[p->var].work[i];
     if (p->f != 1.0) {
         colo_kernel_at_batch(w, p->f, out);
-        return;
+        return false;
     }
     *out = *w;
     double hi = (double)var[p->var].op_time[i], target;
@@ -149,13 +149,14 @@ void colo_plan_kernel(const colo_batch_plan_t *p, const struct colo_variant_run 
     else if (p->scale != 1.0)
         target = hi * p->scale;
     else
-        return;
+        return true;
     /* the fixed part stays; what SMs and bandwidth do takes the rest of the target */
     double v = hi - w->fixed_ns, g = v > 0 ? (target - w->fixed_ns) / v : 1.0;
     if (g < 0) g = 0;
     out->wave_ns *= g;
     out->dram_bytes *= g;
     out->l2_bytes *= g;
+    return false;
 }
 
 int colo_request_time(const colo_tenant_cfg_t *c, const colo_gpu_t *gpu, colo_place_rates_t pr,

@@ -226,9 +226,11 @@ void colo_serving_issue_op(colo_stream_run_t *s)
     if (op->type == COLO_OP_KERNEL) {
         if (t->llm)
             colo_serving_llm_work(t, s->cur_op, &s->w);
+        /* the trace's own kernel: its time alone here was worked out when the run began */
+        if (!t->llm && colo_plan_kernel(&s->plan, t->var, s->cur_op, &s->w))
+            s->alone = t->var[s->plan.var].op_time[s->cur_op];
         else
-            colo_plan_kernel(&s->plan, t->var, s->cur_op, &s->w);
-        s->alone = colo_request_alone_at(&s->w, t->rates);
+            s->alone = colo_request_alone_at(&s->w, t->rates);
         ready += sim->start_lead;
     }
     if (ready > now)

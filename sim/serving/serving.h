@@ -279,8 +279,9 @@ void colo_batch_plan(const colo_tenant_cfg_t *c, const colo_time_t *totals, int 
                      colo_batch_plan_t *p);
 
 /* Kernel op i of the plan's trace at the plan's batch: into out, from the traces' works and
- * times alone at the place (var[] as in colo_tenant_run_t). */
-void colo_plan_kernel(const colo_batch_plan_t *p, const struct colo_variant_run *var, size_t i,
+ * times alone at the place (var[] as in colo_tenant_run_t). True when out is the trace's work as
+ * it is (the plan's own batch, unscaled): its time alone is then var[p->var].op_time[i]. */
+bool colo_plan_kernel(const colo_batch_plan_t *p, const struct colo_variant_run *var, size_t i,
                       colo_kernel_work_t *out);
 
 /* One batch of b requests of a tenant c alone on a part (pr) of gpu: its time from start to
