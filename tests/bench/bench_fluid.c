@@ -5,6 +5,7 @@
  * when one finishes a new one starts in its place, so K stay running. Every start and every
  * finish re-solves the rates of all K (they are all connected through DRAM). Figure: events
  * (starts + finishes) per second on one core, best of three. */
+#include "bench_fluid_problem.h"
 #include "event_queue.h"
 #include "fluid.h"
 
@@ -12,14 +13,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-static uint64_t rng = 88172645463325252ull;
-static double uniform(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (double)(rng >> 11) / 9007199254740992.0;
-}
+static uint64_t rng = BENCH_FLUID_SEED; /* one stream through all the runs */
 
 struct bench {
     colo_eq_t eq;
@@ -32,14 +26,13 @@ static void on_done(void *obj, int64_t arg);
 
 static void start_one(struct bench *b)
 {
-    double sms = 1 + uniform() * 131;
+    struct bench_fluid_kernel k = bench_fluid_draw(&rng);
     colo_fluid_elem_t e[3] = {
-        {b->sm, sms * uniform()},      /* SMs busy computing at full speed */
-        {b->l2, 8000.0 * uniform()},   /* L2 bytes/ns at full speed */
-        {b->dram, 2950.0 * uniform()}, /* DRAM bytes/ns at full speed */
+        {b->sm, k.coef[BENCH_FLUID_SM]},
+        {b->l2, k.coef[BENCH_FLUID_L2]},
+        {b->dram, k.coef[BENCH_FLUID_DRAM]},
     };
-    double work = 5000 + 100000 * uniform(); /* 5 to 105 us alone */
-    if (colo_fluid_start(&b->fl, work, 1.0, 1.0, e, 3, on_done, b, 0, NULL)) exit(1);
+    if (colo_fluid_start(&b->fl, k.work, 1.0, 1.0, e, 3, on_done, b, 0, NULL)) exit(1);
     b->started++;
 }
 
@@ -63,9 +56,9 @@ static double run(int k, long events)
     struct bench b = {0};
     colo_eq_init(&b.eq, 64);
     colo_fluid_init(&b.fl, &b.eq);
-    colo_fluid_add_resource(&b.fl, 132, &b.sm);
-    colo_fluid_add_resource(&b.fl, 8000, &b.l2);
-    colo_fluid_add_resource(&b.fl, 2950, &b.dram);
+    colo_fluid_add_resource(&b.fl, BENCH_FLUID_SM_CAPACITY, &b.sm);
+    colo_fluid_add_resource(&b.fl, BENCH_FLUID_L2_CAPACITY, &b.l2);
+    colo_fluid_add_resource(&b.fl, BENCH_FLUID_DRAM_CAPACITY, &b.dram);
     b.limit = events / 2;
     double t0 = now_s();
     for (int i = 0; i < k; i++)
