@@ -102,6 +102,11 @@ void colo_hw_fini(colo_hw_t *hw)
         hw->kfree = (colo_hw_kernel_t *)(void *)k->link.next;
         colo_free(k);
     }
+    while (hw->cfree) {
+        colo_hw_copy_t *c = hw->cfree;
+        hw->cfree = (colo_hw_copy_t *)(void *)c->link.next;
+        colo_free(c);
+    }
     for (size_t i = 0; i < hw->n_l2; i++)
         colo_free(hw->l2[i].running);
     for (size_t i = 0; i < hw->n_ce; i++)
@@ -369,14 +374,6 @@ static void l2_remove(struct colo_hw_l2 *g, colo_hw_kernel_t *k)
 
 /* A finished kernel or copy (mem) leaves the live list and is freed; then its owner hears of it
  * (done, obj and arg are read by the caller before mem goes). */
-static void retire(colo_hw_t *hw, struct colo_hw_live *link, void *mem, colo_fluid_done_fn done,
-                   void *obj, int64_t arg)
-{
-    live_remove(hw, link);
-    colo_free(mem);
-    if (done) done(obj, arg);
-}
-
 /* A kernel record, from the free list when one is there: no allocation per kernel in a run
  * after its first concurrent kernels. Not zeroed: the caller sets every field. */
 static colo_hw_kernel_t *kernel_new(colo_hw_t *hw)
@@ -391,6 +388,21 @@ static void kernel_free(colo_hw_t *hw, colo_hw_kernel_t *k)
 {
     k->link.next = (struct colo_hw_live *)(void *)hw->kfree;
     hw->kfree = k;
+}
+
+/* Copy records, reused the same way. */
+static colo_hw_copy_t *copy_new(colo_hw_t *hw)
+{
+    colo_hw_copy_t *c = hw->cfree;
+    if (!c) return colo_malloc(sizeof *c);
+    hw->cfree = (colo_hw_copy_t *)(void *)c->link.next;
+    return c;
+}
+
+static void copy_free(colo_hw_t *hw, colo_hw_copy_t *c)
+{
+    c->link.next = (struct colo_hw_live *)(void *)hw->cfree;
+    hw->cfree = c;
 }
 
 static void on_kernel_done(void *obj, int64_t arg)
@@ -529,7 +541,12 @@ static void on_copy_done(void *obj, int64_t arg)
         copy_begin(next);
     }
     note(hw, colo_fluid_end(&hw->fl));
-    retire(hw, &c->link, c, c->done, c->obj, c->arg);
+    live_remove(hw, &c->link);
+    colo_fluid_done_fn done = c->done;
+    void *o = c->obj;
+    int64_t a = c->arg;
+    copy_free(hw, c);
+    if (done) done(o, a);
 }
 
 static void on_copy_latency(void *obj, int64_t arg)
@@ -595,7 +612,7 @@ int colo_hw_copy_start_at(colo_hw_t *hw, colo_copy_dir_t dir, long long bytes, u
     int rc = hw->finalized ? 0 : finalize(hw); /* the channel classes its bytes use */
     if (rc) return rc;
     if (hw->mem.sets[o->channel_set].n_parts < 0) return COLO_EUNSUPPORTED;
-    colo_hw_copy_t *c = colo_calloc(1, sizeof *c);
+    colo_hw_copy_t *c = copy_new(hw);
     if (!c) return COLO_ENOMEM;
     *c = (colo_hw_copy_t){{NULL, NULL}, hw, dir, bytes, ce, done, obj, arg, *o, 0};
     live_add(hw, &c->link);
@@ -609,7 +626,7 @@ int colo_hw_copy_start_at(colo_hw_t *hw, colo_copy_dir_t dir, long long bytes, u
         colo_hw_copy_t **q = colo_malloc(ncap * sizeof *q);
         if (!q) {
             live_remove(hw, &c->link);
-            colo_free(c);
+            copy_free(hw, c);
             return COLO_ENOMEM;
         }
         for (size_t i = 0; i < d->q_len; i++)

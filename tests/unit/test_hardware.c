@@ -2,6 +2,7 @@
  * Each property here could fail: they are the behaviours the contention model must have. */
 #include "hardware.h"
 #include "gpu_catalog.h"
+#include "alloc.h"
 #include "helpers.h"
 
 #include <criterion/criterion.h>
@@ -373,6 +374,40 @@ Test(hardware, a_copy_waits_for_a_free_copy_engine)
     cr_assert_eq(r.done_at[1], t + colo_hw_copy_alone(r.gpu, COLO_COPY_D2H, mb),
                  "one engine: the second copy starts when the first ends");
     rig_fini(&r);
+}
+
+/* A chain: each kernel or copy that ends starts the next of its kind, a thousand of each. */
+struct chain {
+    struct rig r;
+    colo_kernel_work_t w;
+    int left[2];
+};
+
+static void chain_next(void *obj, int64_t arg)
+{
+    struct chain *c = obj;
+    if (c->left[arg]-- <= 0) return;
+    if (arg)
+        cr_assert_eq(colo_hw_copy_start(&c->r.hw, COLO_COPY_H2D, 1 << 20, 0, chain_next, c, 1), 0);
+    else
+        cr_assert_eq(colo_hw_kernel_start(&c->r.hw, &c->w, whole, 1.0, chain_next, c, 0, NULL), 0);
+}
+
+Test(hardware, kernel_and_copy_records_are_reused_not_allocated_per_kernel_or_copy)
+{
+    struct chain c;
+    rig_init(&c.r, "h100-sxm");
+    c.w = kwork(c.r.gpu, 528, 20000, COLO_KCLASS_MEMORY, 32e6, 0);
+    c.left[0] = c.left[1] = 1000;
+    unsigned long before = colo_alloc_count();
+    chain_next(&c, 0);
+    chain_next(&c, 1);
+    rig_run(&c.r);
+    unsigned long n = colo_alloc_count() - before;
+    cr_assert_eq(c.left[0], -1);
+    cr_assert_eq(c.left[1], -1);
+    cr_assert_lt(n, 100, "%lu allocations for 1,000 kernels and 1,000 copies", n);
+    rig_fini(&c.r);
 }
 
 /* Thousands of kernels with random shapes, places and classes, and copies: no resource is ever
