@@ -61,6 +61,7 @@ void colo_fluid_fini(colo_fluid_t *fl)
     colo_free(fl->dirty);
     colo_free(fl->comp_act);
     colo_free(fl->comp_res);
+    colo_free(fl->live);
     memset(fl, 0, sizeof *fl);
 }
 
@@ -268,11 +269,25 @@ static colo_time_t finish_of(const struct colo_fluid_act *a)
 
 static void on_next(void *obj, int64_t arg);
 
+/* Few of the slots active: the finishes are looked for among the active ones (the live list),
+ * else in every slot, in order (no indirection, and the due ones come in slot order). */
+static inline bool sparse(const colo_fluid_t *fl)
+{
+    return fl->n_active * 4 < fl->cap_act;
+}
+
 static void reschedule(colo_fluid_t *fl)
 {
     colo_time_t next = COLO_TIME_MAX;
-    for (size_t i = 0; i < fl->cap_act; i++)
-        if (fl->act[i].active && fl->act[i].finish < next) next = fl->act[i].finish;
+    if (sparse(fl)) {
+        for (size_t i = 0; i < fl->n_active; i++) {
+            colo_time_t f = fl->act[fl->live[i]].finish;
+            if (f < next) next = f;
+        }
+    } else {
+        for (size_t i = 0; i < fl->cap_act; i++)
+            if (fl->act[i].active && fl->act[i].finish < next) next = fl->act[i].finish;
+    }
     if (next == fl->next_time && (fl->next_ev || next == COLO_TIME_MAX)) return;
     if (fl->next_ev) colo_eq_cancel(fl->eq, fl->next_ev);
     fl->next_ev = 0;
@@ -360,10 +375,12 @@ static void release(colo_fluid_t *fl, uint32_t ai)
         note(fl, mark_dirty(fl, a->e[k].res));
     }
     a->active = false;
+    uint32_t last = fl->live[--fl->n_active];
+    fl->live[a->live_pos] = last;
+    fl->act[last].live_pos = a->live_pos;
     a->gen++;
     a->next_free = fl->free_act;
     fl->free_act = ai;
-    fl->n_active--;
 }
 
 static void on_next(void *obj, int64_t arg)
@@ -380,13 +397,30 @@ static void on_next(void *obj, int64_t arg)
         void *obj;
         int64_t arg;
     } batch[16];
+    /* the due slots, the first 16 in slot order (the rest fire at once after these); from the
+     * live list kept sorted as they are found, by insertion (few are active) */
+    uint32_t due[sizeof batch / sizeof batch[0]];
     size_t nb = 0;
-    for (size_t i = 0; i < fl->cap_act; i++) {
-        struct colo_fluid_act *a = &fl->act[i];
-        if (!a->active || a->finish > now) continue;
-        if (nb == sizeof batch / sizeof batch[0]) break; /* the rest fire at once after these */
-        batch[nb++] = (struct done){a->done, a->obj, a->arg};
-        release(fl, (uint32_t)i);
+    if (sparse(fl)) {
+        for (size_t i = 0; i < fl->n_active; i++) {
+            uint32_t ai = fl->live[i];
+            if (fl->act[ai].finish > now) continue;
+            size_t j = nb < sizeof due / sizeof due[0] ? nb++ : nb;
+            if (j == nb && ai > due[nb - 1]) continue; /* full, and later than all kept */
+            while (j > 0 && due[j - 1] > ai) {
+                if (j < nb) due[j] = due[j - 1];
+                j--;
+            }
+            due[j] = ai;
+        }
+    } else {
+        for (size_t i = 0; i < fl->cap_act && nb < sizeof due / sizeof due[0]; i++)
+            if (fl->act[i].active && fl->act[i].finish <= now) due[nb++] = (uint32_t)i;
+    }
+    for (size_t i = 0; i < nb; i++) {
+        struct colo_fluid_act *a = &fl->act[due[i]];
+        batch[i] = (struct done){a->done, a->obj, a->arg};
+        release(fl, due[i]);
         fl->completions++;
     }
     for (size_t i = 0; i < nb; i++)
@@ -449,7 +483,14 @@ int colo_fluid_start(colo_fluid_t *fl, double work, double remaining, double bou
     a->done = done;
     a->obj = obj;
     a->arg = arg;
-    fl->n_active++;
+    if (colo_grow((void **)&fl->live, &fl->cap_live, fl->n_active + 1, sizeof *fl->live)) {
+        a->active = false;
+        a->next_free = fl->free_act;
+        fl->free_act = ai;
+        return COLO_ENOMEM;
+    }
+    a->live_pos = (uint32_t)fl->n_active;
+    fl->live[fl->n_active++] = ai;
     int rc = set_elems(fl, a, ai, elems, n);
     if (rc) {
         release(fl, ai);

@@ -45,6 +45,8 @@ typedef struct colo_fluid {
     size_t cap_act;
     uint32_t free_act; /* free list of activity slots */
     size_t n_active;
+    uint32_t *live; /* the active slots, n_active of them, in no order (act's live_pos) */
+    size_t cap_live;
     colo_event_id_t next_ev;
     colo_time_t next_time;
     /* deferred work: resources whose users need new speeds */

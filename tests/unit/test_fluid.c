@@ -347,3 +347,55 @@ Test(fluid, weights_split_a_bottleneck_in_proportion)
     cr_assert_float_eq(colo_fluid_speed(&w.fl, lo), 0.25, 1e-12);
     teardown(&w);
 }
+
+/* Activities ending at the same instant are heard in slot order, at most 16 per event and the
+ * rest at once after, whether most slots are active (the slots are scanned) or few (the live
+ * list is, its order scrambled by the ends before). */
+struct order {
+    colo_eq_t eq;
+    colo_fluid_t fl;
+    int64_t heard[128];
+    colo_time_t at[128];
+    int n;
+};
+
+static void heard(void *obj, int64_t arg)
+{
+    struct order *o = obj;
+    o->at[o->n] = o->eq.now;
+    o->heard[o->n++] = arg;
+}
+
+Test(fluid, simultaneous_ends_are_heard_in_slot_order_with_few_or_many_slots_active)
+{
+    struct order o;
+    memset(&o, 0, sizeof o);
+    colo_eq_init(&o.eq, 0);
+    colo_fluid_init(&o.fl, &o.eq);
+    uint32_t r[100];
+    for (int i = 0; i < 100; i++)
+        cr_assert_eq(colo_fluid_add_resource(&o.fl, 1.0, &r[i]), 0);
+    /* 100 fresh activities take slots 0..99 in order; every fifth lasts 1,000 ns, the rest 100 */
+    for (int i = 0; i < 100; i++) {
+        colo_fluid_elem_t e = {r[i], 1.0};
+        cr_assert_eq(colo_fluid_start(&o.fl, i % 5 ? 100 : 1000, 1.0, 1.0, &e, 1, heard, &o, i,
+                                      NULL),
+                     0);
+    }
+    colo_event_t ev;
+    while (colo_eq_pop(&o.eq, &ev))
+        ev.fn(ev.obj, ev.arg);
+    cr_assert_eq(o.n, 100);
+    int k = 0;
+    for (int i = 0; i < 100; i++) /* many active: the 80 short ones, by slot */
+        if (i % 5) {
+            cr_assert_eq(o.heard[k], i, "end %d: heard %lld", k, (long long)o.heard[k]);
+            cr_assert_eq(o.at[k++], 100);
+        }
+    for (int i = 0; i < 100; i += 5) { /* 20 of 128 slots active: the live list, by slot */
+        cr_assert_eq(o.heard[k], i, "end %d: heard %lld", k, (long long)o.heard[k]);
+        cr_assert_eq(o.at[k++], 1000);
+    }
+    colo_fluid_fini(&o.fl);
+    colo_eq_fini(&o.eq);
+}
