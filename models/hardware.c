@@ -313,6 +313,10 @@ static void share_l2(colo_hw_t *hw, struct colo_hw_l2 *g)
     double total = 0;
     for (size_t i = 0; i < g->n_running; i++)
         total += g->running[i]->w.working_set;
+    /* within capacity now and before: every kernel keeps all its hits, as each began */
+    bool over = total > g->bytes;
+    if (!over && !g->over) return;
+    g->over = over;
     for (size_t i = 0; i < g->n_running; i++) {
         colo_hw_kernel_t *k = g->running[i];
         double ws = k->w.working_set, kept = 1;

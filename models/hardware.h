@@ -64,6 +64,7 @@ typedef struct colo_hw {
         colo_hw_kernel_t **running;
         size_t n_running, cap_running;
         bool stale; /* its kernels changed since their shares were last worked out */
+        bool over;  /* their working sets exceeded it then (some kernel lost hits) */
     } * l2;
     size_t n_l2, cap_l2;
     /* PCIe: one resource per direction; copy engines in domains (the GPU, or a MIG instance) */
