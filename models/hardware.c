@@ -97,16 +97,13 @@ void colo_hw_fini(colo_hw_t *hw)
         hw->live = l->next;
         colo_free(l);
     }
-    while (hw->kfree) {
-        colo_hw_kernel_t *k = hw->kfree;
-        hw->kfree = (colo_hw_kernel_t *)(void *)k->link.next;
-        colo_free(k);
-    }
-    while (hw->cfree) {
-        colo_hw_copy_t *c = hw->cfree;
-        hw->cfree = (colo_hw_copy_t *)(void *)c->link.next;
-        colo_free(c);
-    }
+    struct colo_hw_live *pools[] = {hw->kfree, hw->cfree};
+    for (size_t i = 0; i < sizeof pools / sizeof pools[0]; i++)
+        while (pools[i]) {
+            struct colo_hw_live *l = pools[i];
+            pools[i] = l->next;
+            colo_free(l);
+        }
     for (size_t i = 0; i < hw->n_l2; i++)
         colo_free(hw->l2[i].running);
     for (size_t i = 0; i < hw->n_ce; i++)
@@ -376,37 +373,21 @@ static void l2_remove(struct colo_hw_l2 *g, colo_hw_kernel_t *k)
         }
 }
 
-/* A finished kernel or copy (mem) leaves the live list and is freed; then its owner hears of it
- * (done, obj and arg are read by the caller before mem goes). */
-/* A kernel record, from the free list when one is there: no allocation per kernel in a run
- * after its first concurrent kernels. Not zeroed: the caller sets every field. */
-static colo_hw_kernel_t *kernel_new(colo_hw_t *hw)
+/* Kernel and copy records come from a free list of their kind when one is there (their link,
+ * the first member, chains it): no allocation per kernel or copy once a run has reached its
+ * most concurrent ones. Not zeroed: the caller sets every field. */
+static void *pool_take(struct colo_hw_live **pool, size_t size)
 {
-    colo_hw_kernel_t *k = hw->kfree;
-    if (!k) return colo_malloc(sizeof *k);
-    hw->kfree = (colo_hw_kernel_t *)(void *)k->link.next;
-    return k;
+    struct colo_hw_live *l = *pool;
+    if (!l) return colo_malloc(size);
+    *pool = l->next;
+    return l;
 }
 
-static void kernel_free(colo_hw_t *hw, colo_hw_kernel_t *k)
+static void pool_put(struct colo_hw_live **pool, struct colo_hw_live *l)
 {
-    k->link.next = (struct colo_hw_live *)(void *)hw->kfree;
-    hw->kfree = k;
-}
-
-/* Copy records, reused the same way. */
-static colo_hw_copy_t *copy_new(colo_hw_t *hw)
-{
-    colo_hw_copy_t *c = hw->cfree;
-    if (!c) return colo_malloc(sizeof *c);
-    hw->cfree = (colo_hw_copy_t *)(void *)c->link.next;
-    return c;
-}
-
-static void copy_free(colo_hw_t *hw, colo_hw_copy_t *c)
-{
-    c->link.next = (struct colo_hw_live *)(void *)hw->cfree;
-    hw->cfree = c;
+    l->next = *pool;
+    *pool = l;
 }
 
 static void on_kernel_done(void *obj, int64_t arg)
@@ -422,7 +403,7 @@ static void on_kernel_done(void *obj, int64_t arg)
     colo_fluid_done_fn done = k->done;
     void *o = k->obj;
     int64_t a = k->arg;
-    kernel_free(hw, k);
+    pool_put(&hw->kfree, &k->link);
     if (done) done(o, a);
 }
 
@@ -438,9 +419,9 @@ int colo_hw_kernel_start(colo_hw_t *hw, const colo_kernel_work_t *w, colo_hw_pla
     if (hw->sm.sets[place.sm_set].n_parts < 0 || hw->mem.sets[place.channel_set].n_parts < 0)
         return COLO_EUNSUPPORTED; /* spans more than COLO_HW_MAX_PARTS classes */
     struct colo_hw_l2 *g = &hw->l2[place.l2_group];
-    colo_hw_kernel_t *k = kernel_new(hw);
+    colo_hw_kernel_t *k = pool_take(&hw->kfree, sizeof(colo_hw_kernel_t));
     if (!k || colo_grow((void **)&g->running, &g->cap_running, g->n_running + 1, sizeof k)) {
-        if (k) kernel_free(hw, k);
+        if (k) pool_put(&hw->kfree, &k->link);
         return COLO_ENOMEM;
     }
     *k = (colo_hw_kernel_t){{NULL, NULL}, hw, *w, place, 0, w->dram_bytes, 0, 0, 0,
@@ -457,7 +438,7 @@ int colo_hw_kernel_start(colo_hw_t *hw, const colo_kernel_work_t *w, colo_hw_pla
     if (rc) {
         l2_remove(g, k);
         sm_users(hw, k, -1);
-        kernel_free(hw, k);
+        pool_put(&hw->kfree, &k->link);
     } else {
         live_add(hw, &k->link);
     }
@@ -477,7 +458,7 @@ int colo_hw_kernel_stop(colo_hw_t *hw, colo_hw_kernel_t *k, double *remaining)
         sm_users(hw, k, -1);
         l2_stale(hw, g);
         live_remove(hw, &k->link);
-        kernel_free(hw, k);
+        pool_put(&hw->kfree, &k->link);
     }
     int rc2 = colo_fluid_end(&hw->fl);
     return rc ? rc : rc2 ? rc2 : hw->failed;
@@ -549,7 +530,7 @@ static void on_copy_done(void *obj, int64_t arg)
     colo_fluid_done_fn done = c->done;
     void *o = c->obj;
     int64_t a = c->arg;
-    copy_free(hw, c);
+    pool_put(&hw->cfree, &c->link);
     if (done) done(o, a);
 }
 
@@ -616,7 +597,7 @@ int colo_hw_copy_start_at(colo_hw_t *hw, colo_copy_dir_t dir, long long bytes, u
     int rc = hw->finalized ? 0 : finalize(hw); /* the channel classes its bytes use */
     if (rc) return rc;
     if (hw->mem.sets[o->channel_set].n_parts < 0) return COLO_EUNSUPPORTED;
-    colo_hw_copy_t *c = copy_new(hw);
+    colo_hw_copy_t *c = pool_take(&hw->cfree, sizeof(colo_hw_copy_t));
     if (!c) return COLO_ENOMEM;
     *c = (colo_hw_copy_t){{NULL, NULL}, hw, dir, bytes, ce, done, obj, arg, *o, 0};
     live_add(hw, &c->link);
@@ -630,7 +611,7 @@ int colo_hw_copy_start_at(colo_hw_t *hw, colo_copy_dir_t dir, long long bytes, u
         colo_hw_copy_t **q = colo_malloc(ncap * sizeof *q);
         if (!q) {
             live_remove(hw, &c->link);
-            copy_free(hw, c);
+            pool_put(&hw->cfree, &c->link);
             return COLO_ENOMEM;
         }
         for (size_t i = 0; i < d->q_len; i++)

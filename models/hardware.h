@@ -76,8 +76,7 @@ typedef struct colo_hw {
     } * ce;
     size_t n_ce, cap_ce;
     struct colo_hw_live *live; /* kernels and copies in flight */
-    colo_hw_kernel_t *kfree;   /* kernel records to reuse (a free list through link.next) */
-    colo_hw_copy_t *cfree;     /* copy records to reuse, the same way */
+    struct colo_hw_live *kfree, *cfree; /* kernel and copy records to reuse (through next) */
     bool pcie_fair;            /* copies weighted by flow (colo_hw_copy_opts_t) */
     bool l2_stale;             /* some L2 group is stale */
     colo_hw_copy_t **moving;   /* copies moving bytes */
