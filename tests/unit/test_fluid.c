@@ -356,6 +356,7 @@ struct order {
     colo_fluid_t fl;
     int64_t heard[128];
     colo_time_t at[128];
+    uint64_t released[128]; /* ends released when it was heard: its event's batch's last */
     int n;
 };
 
@@ -363,6 +364,7 @@ static void heard(void *obj, int64_t arg)
 {
     struct order *o = obj;
     o->at[o->n] = o->eq.now;
+    o->released[o->n] = o->fl.completions;
     o->heard[o->n++] = arg;
 }
 
@@ -387,13 +389,17 @@ Test(fluid, simultaneous_ends_are_heard_in_slot_order_with_few_or_many_slots_act
         ev.fn(ev.obj, ev.arg);
     cr_assert_eq(o.n, 100);
     int k = 0;
+    /* each event releases its batch (16 at most) before any is heard: the k-th end heard was
+     * released with those up to the end of its batch of 16 (of 80, then of 20 more) */
     for (int i = 0; i < 100; i++) /* many active: the 80 short ones, by slot */
         if (i % 5) {
             cr_assert_eq(o.heard[k], i, "end %d: heard %lld", k, (long long)o.heard[k]);
+            cr_assert_eq(o.released[k], (uint64_t)(16 * (k / 16 + 1)), "end %d", k);
             cr_assert_eq(o.at[k++], 100);
         }
     for (int i = 0; i < 100; i += 5) { /* 20 of 128 slots active: the live list, by slot */
         cr_assert_eq(o.heard[k], i, "end %d: heard %lld", k, (long long)o.heard[k]);
+        cr_assert_eq(o.released[k], k < 96 ? 96u : 100u, "end %d", k);
         cr_assert_eq(o.at[k++], 1000);
     }
     colo_fluid_fini(&o.fl);

@@ -376,7 +376,8 @@ Test(hardware, a_copy_waits_for_a_free_copy_engine)
     rig_fini(&r);
 }
 
-/* A chain: each kernel or copy that ends starts the next of its kind, a thousand of each. */
+/* Three chains of kernels and three of copies: each one that ends starts the next of its kind,
+ * a thousand of each kind in all. */
 struct chain {
     struct rig r;
     colo_kernel_work_t w;
@@ -400,13 +401,25 @@ Test(hardware, kernel_and_copy_records_are_reused_not_allocated_per_kernel_or_co
     c.w = kwork(c.r.gpu, 528, 20000, COLO_KCLASS_MEMORY, 32e6, 0);
     c.left[0] = c.left[1] = 1000;
     unsigned long before = colo_alloc_count();
-    chain_next(&c, 0);
-    chain_next(&c, 1);
+    for (int i = 0; i < 3; i++) {
+        chain_next(&c, 0);
+        chain_next(&c, 1);
+    }
     rig_run(&c.r);
     unsigned long n = colo_alloc_count() - before;
-    cr_assert_eq(c.left[0], -1);
-    cr_assert_eq(c.left[1], -1);
+    cr_assert_eq(c.left[0], -3);
+    cr_assert_eq(c.left[1], -3);
     cr_assert_lt(n, 100, "%lu allocations for 1,000 kernels and 1,000 copies", n);
+    /* as many at once again: every record comes from the pools, nothing is allocated */
+    c.left[0] = c.left[1] = 1000;
+    before = colo_alloc_count();
+    for (int i = 0; i < 3; i++) {
+        chain_next(&c, 0);
+        chain_next(&c, 1);
+    }
+    rig_run(&c.r);
+    n = colo_alloc_count() - before;
+    cr_assert_eq(n, 0, "%lu allocations for another 1,000 kernels and 1,000 copies", n);
     rig_fini(&c.r);
 }
 
