@@ -19,7 +19,7 @@ struct colo_hw_kernel {
     colo_hw_place_t place;
     colo_activity_id_t act;
     double dram_eff; /* DRAM bytes with the L2 it shares now */
-    /* what its place fixes, worked out once at its start (kernel_elems): SMs busy x compute
+    /* what its place fixes, worked out once at its start (kernel_place): SMs busy x compute
      * time, compute time, and DRAM rate on the SMs and channels it may use */
     double used_comp, t_comp, rate;
     colo_fluid_done_fn done;
@@ -253,8 +253,8 @@ static void kernel_place(const colo_hw_t *hw, colo_hw_kernel_t *k)
 /* The kernel's work at its current DRAM traffic, and what it uses of each resource per ns at
  * full speed, in the order of its elements (SM classes, L2, channel classes); with e, the
  * elements. Returns the number of coefficients. */
-static int kernel_coefs(const colo_hw_t *hw, const colo_hw_kernel_t *k, double *work,
-                        double *coef, colo_fluid_elem_t *e)
+static int kernel_coefs(const colo_hw_t *hw, const colo_hw_kernel_t *k, double *work, double *coef,
+                        colo_fluid_elem_t *e)
 {
     const struct colo_hw_set *sms = &hw->sm.sets[k->place.sm_set];
     const struct colo_hw_set *chs = &hw->mem.sets[k->place.channel_set];
@@ -390,21 +390,25 @@ static void pool_put(struct colo_hw_live **pool, struct colo_hw_live *l)
     *pool = l;
 }
 
-static void on_kernel_done(void *obj, int64_t arg)
+/* A kernel off the GPU (finished or stopped): off its L2 group and SM classes, whose shares
+ * are then stale, out of the live list, its record back in the pool. */
+static void kernel_leave(colo_hw_t *hw, colo_hw_kernel_t *k)
 {
-    (void)arg;
-    colo_hw_kernel_t *k = obj;
-    colo_hw_t *hw = k->hw;
     struct colo_hw_l2 *g = &hw->l2[k->place.l2_group];
     l2_remove(g, k);
     sm_users(hw, k, -1);
     l2_stale(hw, g);
     live_remove(hw, &k->link);
-    colo_fluid_done_fn done = k->done;
-    void *o = k->obj;
-    int64_t a = k->arg;
     pool_put(&hw->kfree, &k->link);
-    if (done) done(o, a);
+}
+
+static void on_kernel_done(void *obj, int64_t arg)
+{
+    (void)arg;
+    colo_hw_kernel_t *k = obj;
+    kernel_leave(k->hw, k);
+    /* its record is in the pool, untouched until taken again: read before done() may */
+    if (k->done) k->done(k->obj, k->arg);
 }
 
 int colo_hw_kernel_start(colo_hw_t *hw, const colo_kernel_work_t *w, colo_hw_place_t place,
@@ -424,8 +428,7 @@ int colo_hw_kernel_start(colo_hw_t *hw, const colo_kernel_work_t *w, colo_hw_pla
         if (k) pool_put(&hw->kfree, &k->link);
         return COLO_ENOMEM;
     }
-    *k = (colo_hw_kernel_t){{NULL, NULL}, hw, *w, place, 0, w->dram_bytes, 0, 0, 0,
-                            done, obj, arg};
+    *k = (colo_hw_kernel_t){{NULL, NULL}, hw, *w, place, 0, w->dram_bytes, 0, 0, 0, done, obj, arg};
     kernel_place(hw, k);
     g->running[g->n_running++] = k;
     colo_fluid_begin(&hw->fl);
@@ -452,14 +455,7 @@ int colo_hw_kernel_stop(colo_hw_t *hw, colo_hw_kernel_t *k, double *remaining)
 {
     colo_fluid_begin(&hw->fl);
     int rc = colo_fluid_stop(&hw->fl, k->act, remaining);
-    struct colo_hw_l2 *g = &hw->l2[k->place.l2_group];
-    if (!rc) {
-        l2_remove(g, k);
-        sm_users(hw, k, -1);
-        l2_stale(hw, g);
-        live_remove(hw, &k->link);
-        pool_put(&hw->kfree, &k->link);
-    }
+    if (!rc) kernel_leave(hw, k);
     int rc2 = colo_fluid_end(&hw->fl);
     return rc ? rc : rc2 ? rc2 : hw->failed;
 }

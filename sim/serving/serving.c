@@ -224,13 +224,13 @@ void colo_serving_issue_op(colo_stream_run_t *s)
     s->after_sync = false;
     colo_time_t ready = s->host_clock;
     if (op->type == COLO_OP_KERNEL) {
+        bool traced = false; /* the trace's own kernel: its time alone known from the start */
         if (t->llm)
             colo_serving_llm_work(t, s->cur_op, &s->w);
-        /* the trace's own kernel: its time alone here was worked out when the run began */
-        if (!t->llm && colo_plan_kernel(&s->plan, t->var, s->cur_op, &s->w))
-            s->alone = t->var[s->plan.var].op_time[s->cur_op];
         else
-            s->alone = colo_request_alone_at(&s->w, t->rates);
+            traced = colo_plan_kernel(&s->plan, t->var, s->cur_op, &s->w);
+        s->alone = traced ? t->var[s->plan.var].op_time[s->cur_op]
+                          : colo_request_alone_at(&s->w, t->rates);
         ready += sim->start_lead;
     }
     if (ready > now)
