@@ -111,8 +111,7 @@ static void remove_user(colo_fluid_t *fl, uint32_t a, int k)
     const struct colo_fluid_act *act = &fl->act[a];
     uint32_t r = act->e[k].res, i = act->upos[k];
     struct colo_fluid_res *res = &fl->res[r];
-    COLO_DCHECK(i < res->n_users && res->users[i] == a, "activity %u not at its place in %u", a,
-                r);
+    COLO_DCHECK(i < res->n_users && res->users[i] == a, "activity %u not at its place in %u", a, r);
     uint32_t last = res->users[--res->n_users];
     res->users[i] = last;
     struct colo_fluid_act *m = &fl->act[last];
@@ -468,6 +467,8 @@ int colo_fluid_start(colo_fluid_t *fl, double work, double remaining, double bou
         }
         fl->free_act = (uint32_t)old;
     }
+    if (colo_grow((void **)&fl->live, &fl->cap_live, fl->n_active + 1, sizeof *fl->live))
+        return COLO_ENOMEM;
     uint32_t ai = fl->free_act;
     struct colo_fluid_act *a = &fl->act[ai];
     fl->free_act = a->next_free;
@@ -476,19 +477,13 @@ int colo_fluid_start(colo_fluid_t *fl, double work, double remaining, double bou
     a->remaining = remaining;
     a->bound = bound;
     a->weight = 1.0;
-    a->lim = bound / 1.0;
+    a->lim = bound; /* bound / weight */
     a->speed = 0;
     a->since = fl->eq->now;
     a->finish = COLO_TIME_MAX;
     a->done = done;
     a->obj = obj;
     a->arg = arg;
-    if (colo_grow((void **)&fl->live, &fl->cap_live, fl->n_active + 1, sizeof *fl->live)) {
-        a->active = false;
-        a->next_free = fl->free_act;
-        fl->free_act = ai;
-        return COLO_ENOMEM;
-    }
     a->live_pos = (uint32_t)fl->n_active;
     fl->live[fl->n_active++] = ai;
     int rc = set_elems(fl, a, ai, elems, n);
@@ -507,6 +502,20 @@ int colo_fluid_stop(colo_fluid_t *fl, colo_activity_id_t id, double *remaining)
     advance(fl, a);
     if (remaining) *remaining = a->remaining;
     release(fl, (uint32_t)(a - fl->act));
+    return flush(fl);
+}
+
+/* New work and uses (coef[k] of a->e[k]'s resource, a->n of them) for an activity whose
+ * resources stay its own: changed in place, with no scan of the resources' users. */
+static inline int coefs_in_place(colo_fluid_t *fl, struct colo_fluid_act *a, double work,
+                                 const double *coef)
+{
+    advance(fl, a);
+    a->work = work;
+    for (int k = 0; k < a->n; k++) {
+        a->e[k].coef = coef[k];
+        if (mark_dirty(fl, a->e[k].res)) return COLO_ENOMEM;
+    }
     return flush(fl);
 }
 
@@ -535,13 +544,10 @@ int colo_fluid_update(colo_fluid_t *fl, colo_activity_id_t id, double work,
     for (int k = 0; same && k < mn; k++)
         same = m[k].res == a->e[k].res;
     if (same) {
-        advance(fl, a);
-        a->work = work;
-        for (int k = 0; k < mn; k++) {
-            a->e[k].coef = m[k].coef;
-            if (mark_dirty(fl, m[k].res)) return COLO_ENOMEM;
-        }
-        return flush(fl);
+        double coef[COLO_FLUID_MAX_ELEMS];
+        for (int k = 0; k < mn; k++)
+            coef[k] = m[k].coef;
+        return coefs_in_place(fl, a, work, coef);
     }
     advance(fl, a);
     for (int k = 0; k < a->n; k++) {
@@ -561,13 +567,7 @@ int colo_fluid_update_coefs(colo_fluid_t *fl, colo_activity_id_t id, double work
     if (n != a->n || !(work > 0)) return COLO_EINVAL;
     for (int k = 0; k < n; k++)
         if (!(coef[k] >= 0)) return COLO_EINVAL;
-    advance(fl, a);
-    a->work = work;
-    for (int k = 0; k < n; k++) {
-        a->e[k].coef = coef[k];
-        if (mark_dirty(fl, a->e[k].res)) return COLO_ENOMEM;
-    }
-    return flush(fl);
+    return coefs_in_place(fl, a, work, coef);
 }
 
 void colo_fluid_begin(colo_fluid_t *fl)
