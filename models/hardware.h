@@ -1,6 +1,8 @@
-/* hardware.h: one GPU's contended resources as fluid-solver resources: SM pools, L2 groups
- * (bandwidth and capacity), DRAM channel classes, the two PCIe directions and copy engines;
- * and kernels and copies running on them. Equations: docs/model.md, "Contention". */
+/* hardware.h: one GPU's contended resources: SMs as block slots handed out by a block
+ * dispatcher (resident blocks run to completion; pending kernels wait in priority, then arrival
+ * order), and as fluid-solver resources for their issue rate; L2 groups (bandwidth and
+ * capacity), DRAM channel classes, the two PCIe directions and copy engines; and kernels and
+ * copies running on them. Equations: docs/model.md, "Contention". */
 #ifndef COLO_HARDWARE_H
 #define COLO_HARDWARE_H
 
@@ -25,6 +27,7 @@ struct colo_hw_live;
 typedef struct colo_hw_place {
     uint32_t sm_set, l2_group, channel_set;
     int sm_limit; /* at most this many SMs of the set at a time (an MPS cap); 0: all */
+    int priority; /* pending blocks of higher priority are dispatched first (stream priority) */
 } colo_hw_place_t;
 
 /* A family of unit sets (SMs, or DRAM channels) over which activities spread evenly. Units that
@@ -44,12 +47,30 @@ typedef struct colo_hw_family {
     struct colo_hw_class {
         uint32_t res;
         int n_units;
-        int users; /* running kernels whose set includes it (SMs only) */
     } * classes;
     size_t n_classes, cap_classes;
     int n_units;          /* units that exist (SMs or channels of the GPU) */
     double unit_capacity; /* per unit: 1 SM, or a channel's bytes/ns */
 } colo_hw_family_t;
+
+/* SMs of one class holding the same resident blocks: per SM, the share of its warps, block
+ * slots, registers and shared memory in use, and which cohorts' blocks (how many each). SMs in
+ * the same state are one group, so a GPU's state is a few groups, not one record per SM. */
+#define COLO_HW_GROUP_RES 16 /* cohorts on one SM at most (a full SM takes no more) */
+struct colo_hw_cohort;
+typedef struct colo_hw_group {
+    uint32_t cls;
+    int n;
+    int next; /* the next group (SMs in order), or the next free record; -1: none */
+    int fit;  /* blocks of the kernel being placed one SM takes, valid while fit_stamp is */
+    uint64_t fit_stamp;
+    double use[4];
+    int n_res;
+    struct {
+        struct colo_hw_cohort *c;
+        int per_sm;
+    } res[COLO_HW_GROUP_RES];
+} colo_hw_group_t;
 
 typedef struct colo_hw {
     const colo_gpu_t *gpu; /* borrowed */
@@ -57,6 +78,18 @@ typedef struct colo_hw {
     colo_fluid_t fl;
     colo_hw_family_t sm, mem;
     bool finalized; /* classes built: no more sets may be added */
+    /* the block dispatcher: SM groups, and the kernels with blocks not yet dispatched in the
+     * order they get free slots (priority, then arrival) */
+    colo_hw_group_t *groups; /* records: a list from g_head, free ones from g_free */
+    int n_groups, g_head, g_free;
+    uint64_t stamp; /* of the placement under way */
+    colo_hw_kernel_t *queue;
+    uint64_t seq;
+    struct colo_hw_cohort *cofree; /* cohort records to reuse */
+    struct colo_hw_cohort **co_all; /* every cohort record made */
+    size_t n_co_all, cap_co_all;
+    uint64_t cohorts;              /* statistics: cohorts dispatched, splits of waves run together */
+    uint64_t splits, merges;
     /* L2 groups: bandwidth resource, capacity in bytes, and the kernels running in them */
     struct colo_hw_l2 {
         uint32_t res;
@@ -101,8 +134,10 @@ int colo_hw_set_sms(const colo_hw_t *hw, uint32_t i);
 int colo_hw_add_ce_domain(colo_hw_t *hw, int engines, uint32_t *index);
 
 /* Starts a kernel (its work from colo_kernel_work on this GPU) at place with remaining fraction
- * remaining of its work left. done(obj, arg) is called when it finishes. *out is the handle
- * for colo_hw_kernel_stop; it is freed when the kernel finishes or is stopped. */
+ * remaining of its work left: its blocks join the dispatcher's queue and take block slots on
+ * the SMs of its set as resident blocks retire (docs/model.md, "Blocks on SMs"). done(obj, arg)
+ * is called when its last block has run. *out is the handle for colo_hw_kernel_stop; it is
+ * freed when the kernel finishes or is stopped. */
 int colo_hw_kernel_start(colo_hw_t *hw, const colo_kernel_work_t *w, colo_hw_place_t place,
                          double remaining, colo_fluid_done_fn done, void *obj, int64_t arg,
                          colo_hw_kernel_t **out);
@@ -110,12 +145,23 @@ int colo_hw_kernel_start(colo_hw_t *hw, const colo_kernel_work_t *w, colo_hw_pla
 /* Gives a running kernel a weight (priority) in the solver; 1 by default. */
 int colo_hw_kernel_weight(colo_hw_t *hw, colo_hw_kernel_t *k, double weight);
 
-/* Stops a running kernel (preemption); *remaining gets the fraction of its work left. */
+/* Stops a kernel (compute preemption: its resident blocks leave the SMs with their progress,
+ * its pending ones are withdrawn); *remaining gets the fraction of its work left. */
 int colo_hw_kernel_stop(colo_hw_t *hw, colo_hw_kernel_t *k, double *remaining);
 
-/* The kernel's current speed (1 = as fast as alone) and DRAM bytes it now needs in all. */
+/* The kernel's current speed (1 = as fast as alone; 0 while none of its blocks is resident)
+ * and DRAM bytes it now needs in all. */
 double colo_hw_kernel_speed(const colo_hw_t *hw, const colo_hw_kernel_t *k);
 double colo_hw_kernel_dram_bytes(const colo_hw_kernel_t *k);
+
+/* The kernel's blocks resident on SMs now, and those not yet dispatched. */
+long long colo_hw_kernel_resident(const colo_hw_kernel_t *k);
+long long colo_hw_kernel_pending(const colo_hw_kernel_t *k);
+
+/* Checks the dispatcher's invariants: no SM holds more warps, block slots, registers or shared
+ * memory than it has, the groups of each class add up to its SMs, each cohort's blocks are
+ * where it says. 0, or COLO_ESTATE with a line on stderr. O(groups x residents). */
+int colo_hw_check_slots(const colo_hw_t *hw);
 
 /* Starts a copy of bytes in direction dir using an engine of domain ce: it waits for a free
  * engine (FIFO), then the link's per-transfer latency, then moves its bytes sharing the

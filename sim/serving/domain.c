@@ -145,13 +145,22 @@ static void kernel_started(colo_stream_run_t *s)
     }
 }
 
-/* Starts (or resumes) the stream's current kernel on its tenant's place. */
+/* Starts (or resumes) the stream's current kernel on its tenant's place, at the stream priority
+ * and under the SM limit its scheduler gave it. */
 static void run_kernel(colo_stream_run_t *s)
 {
     colo_tenant_run_t *t = s->t;
     colo_sim_t *sim = t->sim;
     kernel_started(s);
-    colo_serving_fail(sim, colo_hw_kernel_start(&sim->hw, &s->w, t->place, s->kernel_left,
+    colo_hw_place_t place = t->place;
+    const colo_sched_t *sc = t->dom->sched;
+    if (sc) {
+        const colo_sched_item_t *it = &sc->item[s->item];
+        place.priority += it->priority;
+        if (it->sm_limit > 0 && (place.sm_limit == 0 || it->sm_limit < place.sm_limit))
+            place.sm_limit = it->sm_limit;
+    }
+    colo_serving_fail(sim, colo_hw_kernel_start(&sim->hw, &s->w, place, s->kernel_left,
                                                 on_hw_kernel_done, s, (int64_t)t->incarnation,
                                                 &s->kernel));
     if (s->kernel && t->weight != 1.0)
@@ -374,6 +383,9 @@ static void offer_kernel(colo_stream_run_t *s)
     it->alone = colo_time_from_ns((double)s->alone * s->kernel_left);
     it->wave = colo_time_from_ns(s->w.wave_ns);
     it->blocks = s->w.blocks > (unsigned long long)INT32_MAX ? INT32_MAX : (int)s->w.blocks;
+    int bps = s->w.occ.blocks_per_sm > 0 ? s->w.occ.blocks_per_sm : 1;
+    unsigned long long need = (s->w.blocks + (unsigned long long)bps - 1) / (unsigned long long)bps;
+    it->sms_needed = need < (unsigned long long)sc->sms ? (int)need : sc->sms;
     if (t->llm) { /* an LLM iteration is all kernels */
         it->first_of_request = s->cur_op == 0;
         it->last_of_request = s->cur_op + 1 == colo_serving_stream_trace(s)->n_ops;
@@ -496,7 +508,7 @@ int colo_domain_build(colo_sim_t *sim)
     for (size_t k = 0; k < sim->n_dom && !rc; k++) {
         colo_domain_t *d = &sim->dom[k];
         d->sim = sim;
-        d->place = (colo_hw_place_t){0, 0, 0, 0};
+        d->place = (colo_hw_place_t){0, 0, 0, 0, 0};
         d->sms = g->sm.count;
         d->dram_rate = colo_gpu_dram_rate(g);
         d->l2_rate = colo_gpu_l2_rate(g);
@@ -537,7 +549,10 @@ int colo_domain_build(colo_sim_t *sim)
         }
         if (d->kind == COLO_DOM_TIMESLICE && t->n_streams > 1) d->ts_exec = true;
         t->place = d->place;
-        t->weight = c->priority ? 0.25 : 1.0; /* below-normal MPS clients: a quarter (docs) */
+        t->weight = 1.0;
+        /* a below-normal MPS client's kernels: their pending blocks after normal ones' (the
+         * client priority acts as a stream priority; docs/sharing.md) */
+        t->place.priority = c->priority ? -1 : 0;
         if (c->sm_count > 0) rc = range_set(hw, c->sm_first, c->sm_count, &t->place.sm_set);
         if (!rc && c->n_channels > 0) /* its colour: its memory on these channels only */
             rc = colo_hw_add_channel_set(hw, c->channels, c->n_channels, &t->place.channel_set);

@@ -3,7 +3,10 @@
  * kernel is launched next, may hold work back, and may preempt a running kernel.
  *
  * The engine keeps one item per member tenant of the domain: its kernel is IDLE (none ready),
- * READY (waiting for the scheduler) or RUNNING. It calls on_arrival when a kernel becomes
+ * READY (waiting for the scheduler) or RUNNING. A launched kernel's blocks then wait for free
+ * slots on the SMs like any kernel's (docs/model.md, "Blocks on SMs"): a scheduler decides
+ * what is launched, when, at which stream priority and under which SM limit, and never takes
+ * a resident block off an SM (the GPU does not). It calls on_arrival when a kernel becomes
  * ready, on_complete when one ends (or is lost in a crash), and after either asks pick_next
  * repeatedly, launching each member it returns, until it returns -1. A new scheduler is one file
  * in sim/serving/sched/ plus one line in sim/serving/sched/list.h (or colo_sched_register at run time);
@@ -34,6 +37,11 @@ typedef struct colo_sched_item {
     colo_time_t alone;     /* the kernel's duration alone at its place */
     colo_time_t wave;      /* one wave of its blocks: how long a block runs (preemption latency) */
     int blocks;            /* its grid */
+    int sms_needed;        /* SMs its blocks fill at once: ceil(blocks / blocks per SM), <= sms */
+    int priority;  /* set by the scheduler: its blocks are dispatched before those of lower
+                      priority (a CUDA stream priority; 0 by default) */
+    int sm_limit;  /* set by the scheduler when it picks it: at most this many SMs hold its
+                      blocks at once (0: no limit beyond its tenant's) */
     bool first_of_request; /* first kernel of its batch */
     bool last_of_request;  /* last kernel of its batch: on_complete means the batch is done */
     bool preempting;       /* a preemption is pending (colo_sched_preempt) */

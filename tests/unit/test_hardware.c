@@ -76,7 +76,35 @@ static colo_kernel_work_t kwork(const colo_gpu_t *g, unsigned blocks, colo_time_
     return w;
 }
 
-static const colo_hw_place_t whole = {0, 0, 0, 0};
+static const colo_hw_place_t whole = {0, 0, 0, 0, 0};
+
+/* A kernel with blocks of the given shape (registers per thread and shared memory per block:
+ * -1 unknown). */
+static colo_kernel_work_t kwork_shape(const colo_gpu_t *g, unsigned blocks, unsigned threads,
+                                      int regs, int smem, colo_time_t dur, colo_kclass_t c,
+                                      double dram_bytes, double l2_bytes)
+{
+    colo_op_t k;
+    memset(&k, 0, sizeof k);
+    k.type = COLO_OP_KERNEL;
+    k.name = "k";
+    k.grid[0] = blocks;
+    k.grid[1] = k.grid[2] = 1;
+    k.block[0] = threads;
+    k.block[1] = k.block[2] = 1;
+    k.registers = regs;
+    k.shared_bytes = smem;
+    k.dram_bytes = dram_bytes;
+    k.l2_bytes = l2_bytes;
+    k.flops = -1;
+    k.duration = dur;
+    k.kclass = c;
+    colo_kernel_work_t w;
+    colo_error_t err;
+    colo_error_clear(&err);
+    cr_assert_eq(colo_kernel_work(&k, g, g, COLO_FP32_PYTORCH, &w, "t", 0, &err), 0);
+    return w;
+}
 
 /* An SM set of n SMs starting at first. */
 static uint32_t sms(struct rig *r, int first, int n)
@@ -115,7 +143,9 @@ Test(hardware, a_kernel_alone_takes_its_traced_time)
     rig_fini(&r);
 }
 
-Test(hardware, two_dram_bound_kernels_each_take_twice_as_long)
+/* Two kernels that each fill the GPU: the second's blocks get slots only as the first's last
+ * wave leaves them, so they run one after the other (not side by side at half speed). */
+Test(hardware, two_kernels_that_fill_the_gpu_run_one_after_the_other)
 {
     struct rig r;
     rig_init(&r, "h100-sxm");
@@ -123,8 +153,30 @@ Test(hardware, two_dram_bound_kernels_each_take_twice_as_long)
     start(&r, &m, whole, 0);
     start(&r, &m, whole, 1);
     rig_run(&r);
-    cr_assert(NEAR(r.done_at[0], 200000, 0.05), "%lld", (long long)r.done_at[0]);
-    cr_assert(NEAR(r.done_at[1], 200000, 0.05));
+    /* the first's last wave (776 of 1,056 slots) shares DRAM with the second's first */
+    cr_assert(NEAR(r.done_at[0], 100000, 0.05), "%lld", (long long)r.done_at[0]);
+    cr_assert(NEAR(r.done_at[1], 200000, 0.05), "%lld", (long long)r.done_at[1]);
+    rig_fini(&r);
+}
+
+/* Two DRAM-bound kernels on disjoint SMs both run at once and share the bandwidth. */
+Test(hardware, two_dram_bound_kernels_on_disjoint_sms_share_the_bandwidth)
+{
+    struct rig r;
+    rig_init(&r, "h100-sxm");
+    uint32_t a = sms(&r, 0, 66), b = sms(&r, 66, 66);
+    colo_kernel_work_t m = kwork(r.gpu, 5000, 100000, COLO_KCLASS_MEMORY, -1, -1);
+    colo_hw_place_t pa = {a, 0, 0, 0, 0}, pb = {b, 0, 0, 0, 0};
+    start(&r, &m, pa, 0);
+    rig_run(&r);
+    colo_time_t alone = r.done_at[0];
+    start(&r, &m, pa, 1);
+    start(&r, &m, pb, 2);
+    rig_run(&r);
+    /* 66 SMs can pull the whole DRAM rate (a third of the SMs saturate it): twice as long */
+    cr_assert(NEAR(alone, 100000, 0.02), "%lld", (long long)alone);
+    cr_assert(NEAR(r.done_at[1] - alone, 200000, 0.05), "%lld", (long long)(r.done_at[1] - alone));
+    cr_assert(NEAR(r.done_at[2] - alone, 200000, 0.05));
     rig_fini(&r);
 }
 
@@ -134,7 +186,7 @@ Test(hardware, two_compute_bound_kernels_on_disjoint_sm_halves_take_their_alone_
     rig_init(&r, "h100-sxm");
     uint32_t a = sms(&r, 0, 66), b = sms(&r, 66, 66);
     colo_kernel_work_t c = kwork(r.gpu, 8 * 132 * 4, 100000, COLO_KCLASS_COMPUTE, -1, -1);
-    colo_hw_place_t pa = {a, 0, 0, 0}, pb = {b, 0, 0, 0};
+    colo_hw_place_t pa = {a, 0, 0, 0, 0}, pb = {b, 0, 0, 0, 0};
     start(&r, &c, pa, 0); /* alone on its half first */
     rig_run(&r);
     colo_time_t alone = r.done_at[0];
@@ -144,11 +196,12 @@ Test(hardware, two_compute_bound_kernels_on_disjoint_sm_halves_take_their_alone_
     rig_run(&r);
     cr_assert(NEAR(r.done_at[1] - alone, alone, 0.01));
     cr_assert(NEAR(r.done_at[2] - alone, alone, 0.01));
-    /* and on the same SMs they halve each other */
+    /* and on the same SMs the second waits for the first's blocks: one after the other */
     start(&r, &c, pa, 3);
     start(&r, &c, pa, 4);
     rig_run(&r);
-    cr_assert(NEAR(r.done_at[3] - r.done_at[2], 2 * alone, 0.02));
+    cr_assert(NEAR(r.done_at[3] - r.done_at[2], alone, 0.01));
+    cr_assert(NEAR(r.done_at[4] - r.done_at[2], 2 * alone, 0.01));
     rig_fini(&r);
 }
 
@@ -159,7 +212,7 @@ Test(hardware, a_compute_bound_kernel_barely_notices_a_dram_bound_one_below_satu
     uint32_t a = sms(&r, 0, 66), b = sms(&r, 66, 66);
     colo_kernel_work_t c = kwork(r.gpu, 8 * 66, 100000, COLO_KCLASS_COMPUTE, -1, -1);
     colo_kernel_work_t m = kwork(r.gpu, 8 * 66, 100000, COLO_KCLASS_MEMORY, -1, -1);
-    colo_hw_place_t pa = {a, 0, 0, 0}, pb = {b, 0, 0, 0};
+    colo_hw_place_t pa = {a, 0, 0, 0, 0}, pb = {b, 0, 0, 0, 0};
     start(&r, &c, pa, 0);
     start(&r, &m, pb, 1);
     rig_run(&r);
@@ -181,7 +234,8 @@ Test(hardware, disjoint_channel_sets_isolate_bandwidth)
     colo_hw_add_channel_set(&r.hw, lo, 40, &sl);
     colo_hw_add_channel_set(&r.hw, hi, 40, &sh);
     colo_kernel_work_t m = kwork(r.gpu, 5000, 100000, COLO_KCLASS_MEMORY, -1, -1);
-    colo_hw_place_t pl = {0, 0, sl, 0}, ph = {0, 0, sh, 0};
+    uint32_t a = sms(&r, 0, 66), b = sms(&r, 66, 66); /* SMs apart: both run at once */
+    colo_hw_place_t pl = {a, 0, sl, 0, 0}, ph = {b, 0, sh, 0, 0};
     start(&r, &m, pl, 0); /* half the channels: half the bandwidth, twice the time */
     rig_run(&r);
     cr_assert(NEAR(r.done_at[0], 200000, 0.01), "%lld", (long long)r.done_at[0]);
@@ -201,9 +255,11 @@ Test(hardware, co_running_working_sets_beyond_the_l2_raise_dram_traffic_unless_s
     /* compute-bound kernels with 4x more L2 than DRAM traffic: a working set of 0.75 L2 */
     colo_kernel_work_t c = kwork(r.gpu, 8 * 132, 1000000, COLO_KCLASS_COMPUTE, 0.75 * l2, 3 * l2);
     colo_hw_kernel_t *a, *b;
-    colo_hw_kernel_start(&r.hw, &c, whole, 1, done, &r, 0, &a);
+    uint32_t ha = sms(&r, 0, 66), hb = sms(&r, 66, 66); /* resident together */
+    colo_hw_place_t pa = {ha, 0, 0, 0, 0}, pb = {hb, 0, 0, 0, 0};
+    colo_hw_kernel_start(&r.hw, &c, pa, 1, done, &r, 0, &a);
     cr_assert_float_eq(colo_hw_kernel_dram_bytes(a), 0.75 * l2, 1, "alone: as traced");
-    colo_hw_kernel_start(&r.hw, &c, whole, 1, done, &r, 1, &b);
+    colo_hw_kernel_start(&r.hw, &c, pb, 1, done, &r, 1, &b);
     /* each keeps half the L2 of the 0.75 it wants: 2/3 of its 2.25 L2 of hits stay hits */
     cr_assert_float_eq(colo_hw_kernel_dram_bytes(a), 0.75 * l2 + 2.25 * l2 / 3, 1e3);
     rig_run(&r);
@@ -211,7 +267,7 @@ Test(hardware, co_running_working_sets_beyond_the_l2_raise_dram_traffic_unless_s
     colo_hw_add_l2_group(&r.hw, l2 / 2, 4000, &g1);
     colo_hw_add_l2_group(&r.hw, l2 / 2, 4000, &g2);
     colo_kernel_work_t s = kwork(r.gpu, 8 * 132, 1000000, COLO_KCLASS_COMPUTE, 0.4 * l2, 1.6 * l2);
-    colo_hw_place_t p1 = {0, g1, 0, 0}, p2 = {0, g2, 0, 0};
+    colo_hw_place_t p1 = {ha, g1, 0, 0, 0}, p2 = {hb, g2, 0, 0, 0};
     colo_hw_kernel_start(&r.hw, &s, p1, 1, done, &r, 2, &a);
     colo_hw_kernel_start(&r.hw, &s, p2, 1, done, &r, 3, &b);
     cr_assert_float_eq(colo_hw_kernel_dram_bytes(a), 0.4 * l2, 1, "separate L2s are not shared");
@@ -230,14 +286,16 @@ Test(hardware, l2_shares_follow_the_kernels_left_after_an_instants_starts_and_en
     double l2 = (double)r.gpu->l2.bytes;
     colo_kernel_work_t c = kwork(r.gpu, 8 * 132, 1000000, COLO_KCLASS_COMPUTE, 0.75 * l2, 3 * l2);
     colo_hw_kernel_t *a, *b, *d;
-    colo_hw_kernel_start(&r.hw, &c, whole, 1, done, &r, 0, &a);
-    colo_hw_kernel_start(&r.hw, &c, whole, 1, done, &r, 1, &b);
+    uint32_t ha = sms(&r, 0, 66), hb = sms(&r, 66, 66);
+    colo_hw_place_t pa = {ha, 0, 0, 0, 0}, pb = {hb, 0, 0, 0, 0};
+    colo_hw_kernel_start(&r.hw, &c, pa, 1, done, &r, 0, &a);
+    colo_hw_kernel_start(&r.hw, &c, pb, 1, done, &r, 1, &b);
     double two = 0.75 * l2 + 2.25 * l2 / 3;
     cr_assert_float_eq(colo_hw_kernel_dram_bytes(a), two, 1e3);
     double speed = colo_hw_kernel_speed(&r.hw, a);
     colo_fluid_begin(&r.hw.fl);
     cr_assert_eq(colo_hw_kernel_stop(&r.hw, b, NULL), 0);
-    cr_assert_eq(colo_hw_kernel_start(&r.hw, &c, whole, 1, done, &r, 2, &d), 0);
+    cr_assert_eq(colo_hw_kernel_start(&r.hw, &c, pb, 1, done, &r, 2, &d), 0);
     cr_assert_eq(colo_fluid_end(&r.hw.fl), 0);
     cr_assert_eq(colo_hw_kernel_dram_bytes(a), colo_hw_kernel_dram_bytes(d));
     cr_assert_float_eq(colo_hw_kernel_dram_bytes(d), two, 1e3, "the newcomer shares as b did");
@@ -278,7 +336,7 @@ static colo_hw_place_t coloured(struct rig *r, int first, int n, int c0, int nc)
         sms[i] = first + i;
     for (int i = 0; i < nc; i++)
         ch[i] = c0 + i;
-    colo_hw_place_t p = {0, 0, 0, 0};
+    colo_hw_place_t p = {0, 0, 0, 0, 0};
     cr_assert_eq(colo_hw_add_sm_set(&r->hw, sms, n, &p.sm_set), 0);
     cr_assert_eq(colo_hw_add_channel_set(&r->hw, ch, nc, &p.channel_set), 0);
     return p;
@@ -470,16 +528,19 @@ Test(hardware, overlapping_sm_sets_share_their_common_sms)
     /* A = SMs 0..63, B = SMs 32..95: they share 32 SMs */
     uint32_t a = sms(&r, 0, 64), b = sms(&r, 32, 64);
     colo_kernel_work_t c = kwork(r.gpu, 8 * 64 * 4, 100000, COLO_KCLASS_COMPUTE, -1, -1);
-    colo_hw_place_t pa = {a, 0, 0, 0}, pb = {b, 0, 0, 0};
+    colo_hw_place_t pa = {a, 0, 0, 0, 0}, pb = {b, 0, 0, 0, 0};
     start(&r, &c, pa, 0);
     rig_run(&r);
     colo_time_t alone = r.done_at[0];
     start(&r, &c, pa, 1);
     start(&r, &c, pb, 2);
     rig_run(&r);
-    /* each needs all 64 of its SMs; the 32 in common are split: 48 of 64 each -> 4/3 longer */
-    cr_assert(NEAR(r.done_at[1] - alone, (double)alone * 4.0 / 3.0, 0.02), "%lld vs %lld",
-              (long long)(r.done_at[1] - alone), (long long)alone);
+    /* the first holds all 64 of its SMs for its four waves; the second runs on the 32 of its
+     * own meanwhile (four waves of 256 blocks), then on all 64 (two waves): 1.5 x */
+    cr_assert(NEAR(r.done_at[1] - alone, alone, 0.01), "%lld vs %lld (%lld)",
+              (long long)(r.done_at[1] - alone), (long long)alone, (long long)(r.done_at[2] - alone));
+    cr_assert(NEAR(r.done_at[2] - alone, (double)alone * 1.5, 0.02), "%lld vs %lld",
+              (long long)(r.done_at[2] - alone), (long long)alone);
     rig_fini(&r);
 }
 
@@ -489,8 +550,10 @@ Test(hardware, a_heavier_weight_gets_more_of_a_bottleneck)
     rig_init(&r, "h100-sxm");
     colo_kernel_work_t m = kwork(r.gpu, 5000, 100000, COLO_KCLASS_MEMORY, -1, -1);
     colo_hw_kernel_t *hi, *lo;
-    colo_hw_kernel_start(&r.hw, &m, whole, 1, done, &r, 0, &hi);
-    colo_hw_kernel_start(&r.hw, &m, whole, 1, done, &r, 1, &lo);
+    uint32_t a = sms(&r, 0, 66), b = sms(&r, 66, 66);
+    colo_hw_place_t pa = {a, 0, 0, 0, 0}, pb = {b, 0, 0, 0, 0};
+    colo_hw_kernel_start(&r.hw, &m, pa, 1, done, &r, 0, &hi);
+    colo_hw_kernel_start(&r.hw, &m, pb, 1, done, &r, 1, &lo);
     cr_assert_eq(colo_hw_kernel_weight(&r.hw, hi, 4.0), 0);
     cr_assert_float_eq(colo_hw_kernel_speed(&r.hw, hi), 0.8, 1e-9);
     cr_assert_float_eq(colo_hw_kernel_speed(&r.hw, lo), 0.2, 1e-9);
@@ -513,15 +576,20 @@ Test(hardware, randomized_storm_never_exceeds_any_capacity)
         mid[i] = 30 + i; /* overlaps lo: three channel classes */
     colo_hw_add_channel_set(hw, lo, 50, &c1);
     colo_hw_add_channel_set(hw, mid, 40, &c2);
-    st->places[0] = (colo_hw_place_t){0, 0, 0, 0};
-    st->places[1] = (colo_hw_place_t){pa, 0, c1, 0};
-    st->places[2] = (colo_hw_place_t){pb, g1, c2, 0};
-    st->places[3] = (colo_hw_place_t){pa, g1, c2, 0};
+    st->places[0] = (colo_hw_place_t){0, 0, 0, 0, 0};
+    st->places[1] = (colo_hw_place_t){pa, 0, c1, 0, 0};
+    st->places[2] = (colo_hw_place_t){pb, g1, c2, 0, 0};
+    st->places[3] = (colo_hw_place_t){pa, g1, c2, 0, 0};
     for (int i = 0; i < 8; i++) {
         colo_kclass_t c = (colo_kclass_t)(i % 3);
         unsigned blocks = 1 + (unsigned)(su(st) * 8000);
         double l2 = su(st) < 0.5 ? -1 : su(st) * 60e6;
-        st->kinds[i] = kwork(st->r.gpu, blocks, 1000 + (colo_time_t)(su(st) * 200000), c, -1, l2);
+        /* blocks of many shapes, limited by warps, slots, registers or shared memory */
+        unsigned threads = 32u << (int)(su(st) * 6);
+        int regs = su(st) < 0.5 ? -1 : 16 + (int)(su(st) * 200);
+        int smem = su(st) < 0.5 ? -1 : (int)(su(st) * 100000);
+        st->kinds[i] = kwork_shape(st->r.gpu, blocks, threads, regs, smem,
+                                   1000 + (colo_time_t)(su(st) * 200000), c, -1, l2);
     }
     for (int64_t s = 0; s < 20; s++)
         storm_start(st, s);
@@ -534,6 +602,8 @@ Test(hardware, randomized_storm_never_exceeds_any_capacity)
             cr_assert_leq(u, cap * (1 + 1e-9), "resource %u: %g of %g", res, u, cap);
             checks++;
         }
+        /* no SM holds more warps, block slots, registers or shared memory than it has */
+        cr_assert_eq(colo_hw_check_slots(hw), 0, "at %lld ns", (long long)st->r.eq.now);
     }
     cr_assert_eq(hw->failed, 0);
     cr_assert_eq(st->r.n_done, 4000);
@@ -590,4 +660,163 @@ Test(hardware, alone_on_the_solver_equals_the_kernel_models_duration)
 Test(hardware, alone_on_the_solver_with_fixed_costs_equals_the_kernel_model)
 {
     solver_agrees_with_the_model(true);
+}
+
+/* ---- blocks on SMs: waits, priorities, reserved SMs ---- */
+
+struct later {
+    struct rig *r;
+    const colo_kernel_work_t *w;
+    colo_hw_place_t p;
+    colo_hw_kernel_t *k;
+    long long resident_before; /* of watch, when this one started */
+    colo_hw_kernel_t *watch;
+};
+
+static void later_start(void *obj, int64_t tag)
+{
+    struct later *l = obj;
+    if (l->watch) l->resident_before = colo_hw_kernel_resident(l->watch);
+    cr_assert_eq(colo_hw_kernel_start(&l->r->hw, l->w, l->p, 1.0, done, l->r, tag, &l->k), 0);
+}
+
+/* A compute-bound kernel that fills the H100 four times over: 4 waves of 1,056 blocks (256
+ * threads, 8 per SM), 100 us each; with extra blocks, a fifth, partial wave. */
+static colo_kernel_work_t filler(struct rig *r, unsigned extra)
+{
+    return kwork(r->gpu, 4 * 1056 + extra, extra ? 500000 : 400000, COLO_KCLASS_COMPUTE, -1, -1);
+}
+
+Test(hardware, a_kernel_waits_for_the_blocks_in_flight_and_those_queued_before_it)
+{
+    struct rig r;
+    rig_init(&r, "h100-sxm");
+    colo_kernel_work_t big = filler(&r, 0), small = kwork(r.gpu, 4, 10000, COLO_KCLASS_COMPUTE, -1, -1);
+    start(&r, &big, whole, 0);
+    struct later l = {&r, &small, whole, NULL, 0, NULL};
+    colo_eq_schedule(&r.eq, 150000, later_start, &l, 1, NULL);
+    rig_run(&r);
+    /* same priority: its blocks come after every block of the big kernel, whose four full
+     * waves leave no free slot before the last retires at 400 us */
+    cr_assert(NEAR(r.done_at[0], 400000, 1e-6), "%lld", (long long)r.done_at[0]);
+    cr_assert(NEAR(r.done_at[1], 410000, 1e-6), "%lld", (long long)r.done_at[1]);
+    rig_fini(&r);
+}
+
+Test(hardware, a_kernel_behind_a_partial_last_wave_starts_when_that_wave_does)
+{
+    struct rig r;
+    rig_init(&r, "h100-sxm");
+    colo_kernel_work_t big = filler(&r, 500), small = kwork(r.gpu, 4, 10000, COLO_KCLASS_COMPUTE, -1, -1);
+    start(&r, &big, whole, 0);
+    struct later l = {&r, &small, whole, NULL, 0, NULL};
+    colo_eq_schedule(&r.eq, 150000, later_start, &l, 1, NULL);
+    rig_run(&r);
+    /* the fifth wave (500 blocks from 400 us) leaves slots free: it starts then, not at 500 */
+    cr_assert(NEAR(r.done_at[1], 410000, 1e-6), "%lld", (long long)r.done_at[1]);
+    cr_assert(NEAR(r.done_at[0], 500000, 1e-6), "%lld", (long long)r.done_at[0]);
+    rig_fini(&r);
+}
+
+Test(hardware, a_higher_priority_kernel_waits_only_for_the_blocks_in_flight)
+{
+    struct rig r;
+    rig_init(&r, "h100-sxm");
+    colo_kernel_work_t big = filler(&r, 0), small = kwork(r.gpu, 4, 10000, COLO_KCLASS_COMPUTE, -1, -1);
+    colo_hw_kernel_t *b;
+    cr_assert_eq(colo_hw_kernel_start(&r.hw, &big, whole, 1.0, done, &r, 0, &b), 0);
+    colo_hw_place_t high = whole;
+    high.priority = 1;
+    struct later l = {&r, &small, high, NULL, 0, b};
+    colo_eq_schedule(&r.eq, 150000, later_start, &l, 1, NULL);
+    colo_event_t ev;
+    while (colo_eq_pop(&r.eq, &ev)) {
+        ev.fn(ev.obj, ev.arg);
+        if (l.k && r.eq.now == 150000) { /* just arrived: nothing evicted, it waits */
+            cr_assert_eq(colo_hw_kernel_resident(b), l.resident_before);
+            cr_assert_eq(colo_hw_kernel_resident(b), 1056);
+            cr_assert_eq(colo_hw_kernel_resident(l.k), 0);
+        }
+    }
+    /* its wait is the second wave's remaining 50 us (bounded by the resident blocks' remaining
+     * times: all end at 200 us); its blocks share their SMs' issue rate with the big kernel's
+     * (3 % slower), whose last four blocks slip by its time */
+    cr_assert(r.done_at[1] >= 210000 && NEAR(r.done_at[1], 210000, 0.002), "%lld",
+              (long long)r.done_at[1]);
+    cr_assert(r.done_at[0] >= 410000 && NEAR(r.done_at[0], 410000, 0.02), "%lld",
+              (long long)r.done_at[0]);
+    rig_fini(&r);
+}
+
+Test(hardware, a_higher_priority_kernel_overtakes_an_earlier_lower_priority_one)
+{
+    struct rig r;
+    rig_init(&r, "h100-sxm");
+    colo_kernel_work_t big = filler(&r, 0), wave = kwork(r.gpu, 1056, 50000, COLO_KCLASS_COMPUTE, -1, -1);
+    start(&r, &big, whole, 0);
+    colo_hw_place_t high = whole;
+    high.priority = 1;
+    struct later lo = {&r, &wave, whole, NULL, 0, NULL}, hi = {&r, &wave, high, NULL, 0, NULL};
+    colo_eq_schedule(&r.eq, 120000, later_start, &lo, 1, NULL);
+    colo_eq_schedule(&r.eq, 150000, later_start, &hi, 2, NULL);
+    rig_run(&r);
+    /* hi takes the slots the second wave frees at 200 us; the big kernel resumes after it and
+     * lo, queued first at the same priority as the big kernel, waits for all of its blocks */
+    cr_assert(NEAR(r.done_at[2], 250000, 1e-6), "%lld", (long long)r.done_at[2]);
+    cr_assert(NEAR(r.done_at[0], 450000, 1e-6), "%lld", (long long)r.done_at[0]);
+    cr_assert(NEAR(r.done_at[1], 500000, 1e-6), "%lld", (long long)r.done_at[1]);
+    rig_fini(&r);
+}
+
+Test(hardware, on_reserved_sms_a_kernel_never_waits_for_another_tenants_blocks)
+{
+    struct rig r;
+    rig_init(&r, "h100-sxm");
+    uint32_t a = sms(&r, 0, 64), b = sms(&r, 64, 64); /* Green Contexts, MIG-like halves */
+    colo_kernel_work_t big = kwork(r.gpu, 8 * 64 * 4, 400000, COLO_KCLASS_COMPUTE, -1, -1);
+    colo_kernel_work_t small = kwork(r.gpu, 4, 10000, COLO_KCLASS_COMPUTE, -1, -1);
+    colo_hw_place_t pa = {a, 0, 0, 0, 0}, pb = {b, 0, 0, 0, -1}; /* even at a lower priority */
+    start(&r, &big, pa, 0);
+    struct later l[3];
+    for (int i = 0; i < 3; i++) {
+        l[i] = (struct later){&r, &small, pb, NULL, 0, NULL};
+        colo_eq_schedule(&r.eq, 50000 + 100000 * i, later_start, &l[i], 1 + i, NULL);
+    }
+    rig_run(&r);
+    for (int i = 0; i < 3; i++)
+        cr_assert(NEAR(r.done_at[1 + i], 60000 + 100000 * i, 1e-6), "%d: %lld", i,
+                  (long long)r.done_at[1 + i]);
+    /* 2 waves on 132 SMs in 400 us: 4 on its 64, undisturbed */
+    cr_assert(NEAR(r.done_at[0], 800000, 1e-6), "%lld", (long long)r.done_at[0]);
+    rig_fini(&r);
+}
+
+Test(hardware, an_sm_limit_caps_a_kernels_sms_without_reserving_them)
+{
+    struct rig r;
+    rig_init(&r, "h100-sxm");
+    colo_kernel_work_t big = filler(&r, 0), small = kwork(r.gpu, 4, 10000, COLO_KCLASS_COMPUTE, -1, -1);
+    colo_hw_place_t capped = whole;
+    capped.sm_limit = 66;
+    start(&r, &big, capped, 0);
+    rig_run(&r);
+    cr_assert(NEAR(r.done_at[0], 800000, 1e-6), "half the SMs: twice the waves: %lld",
+              (long long)r.done_at[0]);
+    /* capped at 66 SMs, the big kernel leaves 66 idle: a small one starts at once */
+    start(&r, &big, capped, 1);
+    struct later l = {&r, &small, whole, NULL, 0, NULL};
+    colo_eq_schedule(&r.eq, r.eq.now + 150000, later_start, &l, 2, NULL);
+    rig_run(&r);
+    cr_assert(NEAR(r.done_at[2] - r.done_at[0], 160000, 1e-6), "%lld",
+              (long long)(r.done_at[2] - r.done_at[0]));
+    /* but a capped small kernel still waits behind an uncapped big one: a cap reserves none */
+    start(&r, &big, whole, 3);
+    colo_hw_place_t small_capped = whole;
+    small_capped.sm_limit = 2;
+    struct later m = {&r, &small, small_capped, NULL, 0, NULL};
+    colo_eq_schedule(&r.eq, r.eq.now + 150000, later_start, &m, 4, NULL);
+    colo_time_t t3 = r.eq.now;
+    rig_run(&r);
+    cr_assert(NEAR(r.done_at[4] - t3, 410000, 1e-6), "%lld", (long long)(r.done_at[4] - t3));
+    rig_fini(&r);
 }
