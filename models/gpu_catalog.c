@@ -249,5 +249,11 @@ const char *colo_gpu_guess(const char *name, double gib, int sms)
     if (strstr(name, "A100")) return gib > 50 ? "a100-80gb" : "a100-40gb";
     if (strstr(name, "V100")) return "v100-sxm2";
     if (strstr(name, "Orin")) return "orin-agx";
+    /* "NVIDIA Thor" (CUDA's name for the T5000's iGPU, 20 SMs); other Thor modules have fewer */
+    if (strstr(name, "Thor")) return sms == 0 || sms == 20 ? "jetson-agx-thor" : NULL;
+    /* "NVIDIA RTX 6000 Ada Generation" before "NVIDIA RTX A6000"; the RTX PRO 6000 (Blackwell)
+     * is neither */
+    if (strstr(name, "RTX 6000 Ada")) return "rtx-6000-ada";
+    if (strstr(name, "RTX A6000")) return "rtx-a6000";
     return NULL;
 }

@@ -182,7 +182,10 @@ static int cmd_gpus(int argc, char **argv)
         colo_gpu_names_free(names, n);
         return EXIT_INPUT;
     }
-    printf("%-11s %-30s %4s %9s %-6s %9s %6s  %-11s %s\n", "name", "GPU", "SMs", "memory", "",
+    int w = 11; /* the name column: as wide as the longest name */
+    for (size_t i = 0; i < n; i++)
+        if ((int)strlen(names[i]) > w) w = (int)strlen(names[i]);
+    printf("%-*s %-30s %4s %9s %-7s %9s %6s  %-11s %s\n", w, "name", "GPU", "SMs", "memory", "",
            "DRAM GB/s", "L2 MB", "MIG", "calibrated");
     int status = 0;
     for (size_t i = 0; i < n; i++) {
@@ -195,7 +198,7 @@ static int cmd_gpus(int argc, char **argv)
         }
         char mig[32] = "no";
         if (g->mig.supported) snprintf(mig, sizeof mig, "%zu profiles", g->mig.n_profiles);
-        printf("%-11s %-30s %4d %5.0f GiB %-6s %9.0f %6.1f  %-11s %s\n", g->name, g->full_name,
+        printf("%-*s %-30s %4d %5.0f GiB %-7s %9.0f %6.1f  %-11s %s\n", w, g->name, g->full_name,
                g->sm.count, g->memory.size_gib, g->memory.type, g->memory.peak_gbps,
                (double)g->l2.bytes / 1048576.0, mig, g->calibration.path ? "yes" : "no");
         colo_gpu_free(g);

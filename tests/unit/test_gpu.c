@@ -10,13 +10,15 @@ TestSuite(gpu, .init = test_init);
 
 Test(gpu, every_shipped_description_loads)
 {
-    static const char *const expected[] = {"a100-40gb", "a100-80gb", "h100-sxm",
-                                           "h200",      "orin-agx",  "v100-sxm2"};
+    static const char *const expected[] = {
+        "a100-40gb",       "a100-80gb", "h100-pcie",    "h100-sxm",  "h200",
+        "jetson-agx-thor", "orin-agx",  "rtx-6000-ada", "rtx-a6000", "v100-sxm2"};
+    const size_t n_expected = sizeof expected / sizeof *expected;
     char **names;
     size_t n;
     cr_assert_eq(colo_gpu_names(&names, &n), 0);
-    cr_assert_geq(n, 6);
-    for (size_t i = 0; i < 6; i++) {
+    cr_assert_geq(n, n_expected);
+    for (size_t i = 0; i < n_expected; i++) {
         int found = 0;
         for (size_t k = 0; k < n; k++)
             found |= strcmp(names[k], expected[i]) == 0;
@@ -69,6 +71,35 @@ Test(gpu, no_mig_on_orin_and_v100)
     cr_assert_eq(v->sm.count, 80);
     colo_gpu_free(o);
     colo_gpu_free(v);
+}
+
+/* The workstation boards and Thor (issue 38): per-SM limits of their compute capabilities, no MIG
+ * in their files (Thor has MIG, but its profile table was not sourced), Tegra/8.x Green Context
+ * granularity of 2 SMs. */
+Test(gpu, workstation_boards_and_thor)
+{
+    colo_gpu_t *a = open_gpu("rtx-a6000"), *d = open_gpu("rtx-6000-ada"),
+               *t = open_gpu("jetson-agx-thor");
+    cr_assert_eq(a->sm.count, 84);
+    cr_assert_eq(a->sm.max_blocks, 16, "CC 8.6: 16 blocks per SM");
+    cr_assert_eq(d->sm.count, 142);
+    cr_assert_eq(d->sm.max_blocks, 24, "CC 8.9: 24 blocks per SM");
+    cr_assert_eq(a->sm.max_threads, 1536);
+    cr_assert_eq(d->sm.max_threads, 1536);
+    cr_assert_str_eq(t->compute_capability, "11.0");
+    cr_assert(t->integrated);
+    cr_assert_eq(t->sm.count, 20);
+    cr_assert_eq(t->sm.shared_bytes, 228 * 1024);
+    cr_assert_not(a->mig.supported);
+    cr_assert_not(d->mig.supported);
+    cr_assert_not(t->mig.supported);
+    cr_assert_eq(t->green.alignment, 2, "all Tegra SoC: multiples of 2");
+    /* 84 x 1800 MHz x 128 lanes x 2 = 38.7 TFLOPS; 142 x 2505 MHz x 256 = 91.1 */
+    cr_assert_float_eq(colo_gpu_sm_fp32_rate(a) * 84, 38707.2, 1e-6);
+    cr_assert_float_eq(colo_gpu_sm_fp32_rate(d) * 142, 91061.76, 1e-6);
+    colo_gpu_free(a);
+    colo_gpu_free(d);
+    colo_gpu_free(t);
 }
 
 Test(gpu, rates_follow_the_datasheet)
@@ -153,7 +184,12 @@ Test(gpu, every_gpu_file_is_guessed_from_its_device)
         {"NVIDIA H100 PCIe", 79.1, 114, "h100-pcie"},
         {"NVIDIA H200", 139.8, 132, "h200"},
         {"Tesla V100-SXM2-16GB", 15.8, 80, "v100-sxm2"},
+        {"NVIDIA RTX A6000", 0, 84, "rtx-a6000"}, /* memory as reported not found: 0 */
+        {"NVIDIA RTX 6000 Ada Generation", 47.99, 142, "rtx-6000-ada"}, /* nvidia-smi: 49,140 MiB */
+        {"NVIDIA Thor", 0, 20, "jetson-agx-thor"},
         {"NVIDIA H100 NVL", 93.1, 132, NULL}, /* no file of its own */
+        {"NVIDIA RTX PRO 6000 Blackwell Workstation Edition", 0, 0, NULL},
+        {"NVIDIA Thor", 0, 14, NULL}, /* a Thor module with fewer SMs than the T5000 */
     };
     for (size_t i = 0; i < sizeof boards / sizeof *boards; i++) {
         const char *got = colo_gpu_guess(boards[i].reported, boards[i].gib, boards[i].sms);
