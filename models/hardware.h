@@ -10,6 +10,7 @@
 #include "fluid.h"
 #include "gpu.h"
 #include "kernel_model.h"
+#include "sm_slots.h"
 #include "trace.h"
 
 #include <stdbool.h>
@@ -53,25 +54,6 @@ typedef struct colo_hw_family {
     double unit_capacity; /* per unit: 1 SM, or a channel's bytes/ns */
 } colo_hw_family_t;
 
-/* SMs of one class holding the same resident blocks: per SM, the share of its warps, block
- * slots, registers and shared memory in use, and which cohorts' blocks (how many each). SMs in
- * the same state are one group, so a GPU's state is a few groups, not one record per SM. */
-#define COLO_HW_GROUP_RES 16 /* cohorts on one SM at most (a full SM takes no more) */
-struct colo_hw_cohort;
-typedef struct colo_hw_group {
-    uint32_t cls;
-    int n;
-    int next; /* the next group (SMs in order), or the next free record; -1: none */
-    int fit;  /* blocks of the kernel being placed one SM takes, valid while fit_stamp is */
-    uint64_t fit_stamp;
-    double use[4];
-    int n_res;
-    struct {
-        struct colo_hw_cohort *c;
-        int per_sm;
-    } res[COLO_HW_GROUP_RES];
-} colo_hw_group_t;
-
 typedef struct colo_hw {
     const colo_gpu_t *gpu; /* borrowed */
     colo_eq_t *eq;         /* borrowed */
@@ -80,15 +62,13 @@ typedef struct colo_hw {
     bool finalized; /* classes built: no more sets may be added */
     /* the block dispatcher: SM groups, and the kernels with blocks not yet dispatched in the
      * order they get free slots (priority, then arrival) */
-    colo_hw_group_t *groups; /* records: a list from g_head, free ones from g_free */
-    int n_groups, g_head, g_free;
-    uint64_t stamp; /* of the placement under way */
+    colo_slots_t slots;
     colo_hw_kernel_t *queue;
     uint64_t seq;
-    struct colo_hw_cohort *cofree; /* cohort records to reuse */
+    struct colo_hw_cohort *cofree;  /* cohort records to reuse */
     struct colo_hw_cohort **co_all; /* every cohort record made */
     size_t n_co_all, cap_co_all;
-    uint64_t cohorts;              /* statistics: cohorts dispatched, splits of waves run together */
+    uint64_t cohorts; /* statistics: cohorts dispatched, splits of waves run together */
     uint64_t splits, merges;
     /* L2 groups: bandwidth resource, capacity in bytes, and the kernels running in them */
     struct colo_hw_l2 {
@@ -108,11 +88,11 @@ typedef struct colo_hw {
         size_t q_head, q_len, q_cap;
     } * ce;
     size_t n_ce, cap_ce;
-    struct colo_hw_live *live; /* kernels and copies in flight */
+    struct colo_hw_live *live;          /* kernels and copies in flight */
     struct colo_hw_live *kfree, *cfree; /* kernel and copy records to reuse (through next) */
-    bool pcie_fair;            /* copies weighted by flow (colo_hw_copy_opts_t) */
-    bool l2_stale;             /* some L2 group is stale */
-    colo_hw_copy_t **moving;   /* copies moving bytes */
+    bool pcie_fair;                     /* copies weighted by flow (colo_hw_copy_opts_t) */
+    bool l2_stale;                      /* some L2 group is stale */
+    colo_hw_copy_t **moving;            /* copies moving bytes */
     size_t n_moving, cap_moving;
     int failed;
 } colo_hw_t;

@@ -363,8 +363,10 @@ Test(hardware, disjoint_channel_colours_isolate_dram_bandwidth_exactly)
         times[mode] = (double)r.done_at[0];
         rig_fini(&r);
     }
-    cr_expect_float_eq(times[1], times[0], 1e-9 * times[0], "alone %.0f ns, beside another "
-                       "colour %.0f ns", times[0], times[1]);
+    cr_expect_float_eq(times[1], times[0], 1e-9 * times[0],
+                       "alone %.0f ns, beside another "
+                       "colour %.0f ns",
+                       times[0], times[1]);
     cr_expect(times[2] > 1.5 * times[0], "same channels: %.0f ns against %.0f alone", times[2],
               times[0]);
 }
@@ -411,8 +413,10 @@ Test(hardware, fair_pcie_shares_the_link_by_tenant_weights)
         colo_time_t lat = (colo_time_t)(r.gpu->pcie.latency_us * 1e3);
         double alone = (double)(colo_hw_copy_alone(r.gpu, COLO_COPY_H2D, mb) - lat);
         double got = (double)(r.done_at[0] - lat);
-        cr_expect(NEAR(got, alone * 4.0 / 3.0, 1e-6), "%d copies of B: A took %.0f ns, "
-                  "expected %.0f", copies_b, got, alone * 4.0 / 3.0);
+        cr_expect(NEAR(got, alone * 4.0 / 3.0, 1e-6),
+                  "%d copies of B: A took %.0f ns, "
+                  "expected %.0f",
+                  copies_b, got, alone * 4.0 / 3.0);
         rig_fini(&r);
     }
 }
@@ -538,7 +542,8 @@ Test(hardware, overlapping_sm_sets_share_their_common_sms)
     /* the first holds all 64 of its SMs for its four waves; the second runs on the 32 of its
      * own meanwhile (four waves of 256 blocks), then on all 64 (two waves): 1.5 x */
     cr_assert(NEAR(r.done_at[1] - alone, alone, 0.01), "%lld vs %lld (%lld)",
-              (long long)(r.done_at[1] - alone), (long long)alone, (long long)(r.done_at[2] - alone));
+              (long long)(r.done_at[1] - alone), (long long)alone,
+              (long long)(r.done_at[2] - alone));
     cr_assert(NEAR(r.done_at[2] - alone, (double)alone * 1.5, 0.02), "%lld vs %lld",
               (long long)(r.done_at[2] - alone), (long long)alone);
     rig_fini(&r);
@@ -691,7 +696,8 @@ Test(hardware, a_kernel_waits_for_the_blocks_in_flight_and_those_queued_before_i
 {
     struct rig r;
     rig_init(&r, "h100-sxm");
-    colo_kernel_work_t big = filler(&r, 0), small = kwork(r.gpu, 4, 10000, COLO_KCLASS_COMPUTE, -1, -1);
+    colo_kernel_work_t big = filler(&r, 0),
+                       small = kwork(r.gpu, 4, 10000, COLO_KCLASS_COMPUTE, -1, -1);
     start(&r, &big, whole, 0);
     struct later l = {&r, &small, whole, NULL, 0, NULL};
     colo_eq_schedule(&r.eq, 150000, later_start, &l, 1, NULL);
@@ -707,7 +713,8 @@ Test(hardware, a_kernel_behind_a_partial_last_wave_starts_when_that_wave_does)
 {
     struct rig r;
     rig_init(&r, "h100-sxm");
-    colo_kernel_work_t big = filler(&r, 500), small = kwork(r.gpu, 4, 10000, COLO_KCLASS_COMPUTE, -1, -1);
+    colo_kernel_work_t big = filler(&r, 500),
+                       small = kwork(r.gpu, 4, 10000, COLO_KCLASS_COMPUTE, -1, -1);
     start(&r, &big, whole, 0);
     struct later l = {&r, &small, whole, NULL, 0, NULL};
     colo_eq_schedule(&r.eq, 150000, later_start, &l, 1, NULL);
@@ -722,7 +729,8 @@ Test(hardware, a_higher_priority_kernel_waits_only_for_the_blocks_in_flight)
 {
     struct rig r;
     rig_init(&r, "h100-sxm");
-    colo_kernel_work_t big = filler(&r, 0), small = kwork(r.gpu, 4, 10000, COLO_KCLASS_COMPUTE, -1, -1);
+    colo_kernel_work_t big = filler(&r, 0),
+                       small = kwork(r.gpu, 4, 10000, COLO_KCLASS_COMPUTE, -1, -1);
     colo_hw_kernel_t *b;
     cr_assert_eq(colo_hw_kernel_start(&r.hw, &big, whole, 1.0, done, &r, 0, &b), 0);
     colo_hw_place_t high = whole;
@@ -752,7 +760,8 @@ Test(hardware, a_higher_priority_kernel_overtakes_an_earlier_lower_priority_one)
 {
     struct rig r;
     rig_init(&r, "h100-sxm");
-    colo_kernel_work_t big = filler(&r, 0), wave = kwork(r.gpu, 1056, 50000, COLO_KCLASS_COMPUTE, -1, -1);
+    colo_kernel_work_t big = filler(&r, 0),
+                       wave = kwork(r.gpu, 1056, 50000, COLO_KCLASS_COMPUTE, -1, -1);
     start(&r, &big, whole, 0);
     colo_hw_place_t high = whole;
     high.priority = 1;
@@ -795,7 +804,8 @@ Test(hardware, an_sm_limit_caps_a_kernels_sms_without_reserving_them)
 {
     struct rig r;
     rig_init(&r, "h100-sxm");
-    colo_kernel_work_t big = filler(&r, 0), small = kwork(r.gpu, 4, 10000, COLO_KCLASS_COMPUTE, -1, -1);
+    colo_kernel_work_t big = filler(&r, 0),
+                       small = kwork(r.gpu, 4, 10000, COLO_KCLASS_COMPUTE, -1, -1);
     colo_hw_place_t capped = whole;
     capped.sm_limit = 66;
     start(&r, &big, capped, 0);
