@@ -41,6 +41,7 @@ struct colo_hw_kernel {
     /* on the S SMs its place allows: compute time, DRAM rate, fixed + body (W), the body
      * (compute or memory, the longer) and one wave of it (tau) */
     double t_comp, rate, W, body, tau;
+    double sm_per_block; /* SMs' issue rate one resident block of it uses at speed 1 */
     double r0;    /* the fraction of its work this run does (1; less when resumed) */
     double u[4];  /* per block: share of an SM's warps, block slots, registers, shared memory */
     double by[4]; /* 1 / u: blocks each resource allows on an empty SM (0: no limit) */
@@ -65,6 +66,39 @@ struct colo_hw_kernel {
     int64_t arg;
 };
 
+/* 1/n for the blocks a resource allows on one SM (a division per kernel start is dear): the
+ * compiler works these out. */
+static const double recip[257] = {
+    0, 1.0 / 1, 1.0 / 2, 1.0 / 3, 1.0 / 4, 1.0 / 5, 1.0 / 6, 1.0 / 7, 1.0 / 8, 1.0 / 9, 1.0 / 10,
+    1.0 / 11, 1.0 / 12, 1.0 / 13, 1.0 / 14, 1.0 / 15, 1.0 / 16, 1.0 / 17, 1.0 / 18, 1.0 / 19, 1.0 /
+    20, 1.0 / 21, 1.0 / 22, 1.0 / 23, 1.0 / 24, 1.0 / 25, 1.0 / 26, 1.0 / 27, 1.0 / 28, 1.0 / 29,
+    1.0 / 30, 1.0 / 31, 1.0 / 32, 1.0 / 33, 1.0 / 34, 1.0 / 35, 1.0 / 36, 1.0 / 37, 1.0 / 38, 1.0 /
+    39, 1.0 / 40, 1.0 / 41, 1.0 / 42, 1.0 / 43, 1.0 / 44, 1.0 / 45, 1.0 / 46, 1.0 / 47, 1.0 / 48,
+    1.0 / 49, 1.0 / 50, 1.0 / 51, 1.0 / 52, 1.0 / 53, 1.0 / 54, 1.0 / 55, 1.0 / 56, 1.0 / 57, 1.0 /
+    58, 1.0 / 59, 1.0 / 60, 1.0 / 61, 1.0 / 62, 1.0 / 63, 1.0 / 64, 1.0 / 65, 1.0 / 66, 1.0 / 67,
+    1.0 / 68, 1.0 / 69, 1.0 / 70, 1.0 / 71, 1.0 / 72, 1.0 / 73, 1.0 / 74, 1.0 / 75, 1.0 / 76, 1.0 /
+    77, 1.0 / 78, 1.0 / 79, 1.0 / 80, 1.0 / 81, 1.0 / 82, 1.0 / 83, 1.0 / 84, 1.0 / 85, 1.0 / 86,
+    1.0 / 87, 1.0 / 88, 1.0 / 89, 1.0 / 90, 1.0 / 91, 1.0 / 92, 1.0 / 93, 1.0 / 94, 1.0 / 95, 1.0 /
+    96, 1.0 / 97, 1.0 / 98, 1.0 / 99, 1.0 / 100, 1.0 / 101, 1.0 / 102, 1.0 / 103, 1.0 / 104, 1.0 /
+    105, 1.0 / 106, 1.0 / 107, 1.0 / 108, 1.0 / 109, 1.0 / 110, 1.0 / 111, 1.0 / 112, 1.0 / 113, 1.0
+    / 114, 1.0 / 115, 1.0 / 116, 1.0 / 117, 1.0 / 118, 1.0 / 119, 1.0 / 120, 1.0 / 121, 1.0 / 122,
+    1.0 / 123, 1.0 / 124, 1.0 / 125, 1.0 / 126, 1.0 / 127, 1.0 / 128, 1.0 / 129, 1.0 / 130, 1.0 /
+    131, 1.0 / 132, 1.0 / 133, 1.0 / 134, 1.0 / 135, 1.0 / 136, 1.0 / 137, 1.0 / 138, 1.0 / 139, 1.0
+    / 140, 1.0 / 141, 1.0 / 142, 1.0 / 143, 1.0 / 144, 1.0 / 145, 1.0 / 146, 1.0 / 147, 1.0 / 148,
+    1.0 / 149, 1.0 / 150, 1.0 / 151, 1.0 / 152, 1.0 / 153, 1.0 / 154, 1.0 / 155, 1.0 / 156, 1.0 /
+    157, 1.0 / 158, 1.0 / 159, 1.0 / 160, 1.0 / 161, 1.0 / 162, 1.0 / 163, 1.0 / 164, 1.0 / 165, 1.0
+    / 166, 1.0 / 167, 1.0 / 168, 1.0 / 169, 1.0 / 170, 1.0 / 171, 1.0 / 172, 1.0 / 173, 1.0 / 174,
+    1.0 / 175, 1.0 / 176, 1.0 / 177, 1.0 / 178, 1.0 / 179, 1.0 / 180, 1.0 / 181, 1.0 / 182, 1.0 /
+    183, 1.0 / 184, 1.0 / 185, 1.0 / 186, 1.0 / 187, 1.0 / 188, 1.0 / 189, 1.0 / 190, 1.0 / 191, 1.0
+    / 192, 1.0 / 193, 1.0 / 194, 1.0 / 195, 1.0 / 196, 1.0 / 197, 1.0 / 198, 1.0 / 199, 1.0 / 200,
+    1.0 / 201, 1.0 / 202, 1.0 / 203, 1.0 / 204, 1.0 / 205, 1.0 / 206, 1.0 / 207, 1.0 / 208, 1.0 /
+    209, 1.0 / 210, 1.0 / 211, 1.0 / 212, 1.0 / 213, 1.0 / 214, 1.0 / 215, 1.0 / 216, 1.0 / 217, 1.0
+    / 218, 1.0 / 219, 1.0 / 220, 1.0 / 221, 1.0 / 222, 1.0 / 223, 1.0 / 224, 1.0 / 225, 1.0 / 226,
+    1.0 / 227, 1.0 / 228, 1.0 / 229, 1.0 / 230, 1.0 / 231, 1.0 / 232, 1.0 / 233, 1.0 / 234, 1.0 /
+    235, 1.0 / 236, 1.0 / 237, 1.0 / 238, 1.0 / 239, 1.0 / 240, 1.0 / 241, 1.0 / 242, 1.0 / 243, 1.0
+    / 244, 1.0 / 245, 1.0 / 246, 1.0 / 247, 1.0 / 248, 1.0 / 249, 1.0 / 250, 1.0 / 251, 1.0 / 252,
+    1.0 / 253, 1.0 / 254, 1.0 / 255, 1.0 / 256};
+
 /* Works out what a kernel's place fixes for its whole run: the SMs it may use, its compute
  * time and DRAM rate there, its blocks' footprint on an SM, and its waves. */
 static void kernel_place(const colo_hw_t *hw, colo_hw_kernel_t *k)
@@ -83,7 +117,7 @@ static void kernel_place(const colo_hw_t *hw, colo_hw_kernel_t *k)
     if (!(by[1] > 0 && by[1] < INT_MAX)) by[1] = k->fit; /* the block slots always count */
     for (int x = 0; x < 4; x++) {
         bool lim = by[x] > 0 && by[x] < INT_MAX;
-        k->u[x] = lim ? 1.0 / by[x] : 0;
+        k->u[x] = !lim ? 0 : by[x] <= 256 ? recip[by[x]] : 1.0 / by[x];
         k->by[x] = lim ? by[x] : 0;
     }
     k->cls_mask = 0;
@@ -91,17 +125,21 @@ static void kernel_place(const colo_hw_t *hw, colo_hw_kernel_t *k)
         k->cls_mask |= UINT64_C(1) << sms->parts[p].cls;
     long long full = (long long)k->fit * n_sms;
     k->wave_blocks = k->B < full ? k->B : full;
-    k->waves = (int)((k->B + k->wave_blocks - 1) / k->wave_blocks);
+    k->waves = k->B <= k->wave_blocks ? 1 : (int)((k->B + k->wave_blocks - 1) / k->wave_blocks);
 }
 
 /* Its times at its current DRAM traffic. */
 static void kernel_times(colo_hw_kernel_t *k)
 {
+    /* its SMs' issue rate, per resident block: its blocks alone keep min(blocks, SMs) SMs busy
+     * for the compute share of its time (as spread over a whole wave) */
+    long long used = k->B < k->S ? k->B : k->S;
     double t_mem = k->dram_eff / k->rate;
     k->body = k->t_comp > t_mem ? k->t_comp : t_mem;
     k->W = k->w.fixed_ns + k->body;
     if (k->W < 1e-3) k->W = 1e-3;
     k->tau = k->body * k->r0 / k->waves;
+    k->sm_per_block = (double)used / (double)k->wave_blocks * k->t_comp / k->W;
 }
 
 /* The work a cohort stands for from its first block to its end, ns at speed 1: a whole kernel
@@ -126,7 +164,7 @@ static int cohort_elems(const colo_hw_t *hw, const struct colo_hw_cohort *c, col
     int n = 0;
     for (int i = 0; i < c->occ.n_cls; i++)
         e[n++] = (colo_fluid_elem_t){hw->sm.classes[c->occ.cls[i].cls].res,
-                                     c->occ.cls[i].sms * k->t_comp / k->W};
+                                     (double)c->occ.cls[i].blocks * k->sm_per_block};
     e[n++] = (colo_fluid_elem_t){hw->l2[k->place.l2_group].res, phi * l2 / k->W};
     for (int p = 0; p < chs->n_parts; p++)
         e[n++] = (colo_fluid_elem_t){hw->mem.classes[chs->parts[p].cls].res,
@@ -205,12 +243,14 @@ static struct colo_hw_cohort *cohort_take(colo_hw_t *hw, colo_hw_kernel_t *k)
         if (!(c = colo_malloc(sizeof *c))) return NULL;
         hw->co_all[hw->n_co_all++] = c; /* every record, for colo_hw_fini */
     }
-    memset(c, 0, sizeof *c);
+    /* every field the dispatcher reads before it sets it (no memset: one per cohort) */
+    c->occ = (colo_slots_occ_t){.owner = k, .u = k->u, .by = k->by, .fit = k->fit};
     c->k = k;
-    c->occ.owner = k;
-    c->occ.u = k->u;
-    c->occ.by = k->by;
-    c->occ.fit = k->fit;
+    c->next = NULL;
+    c->act = 0;
+    c->per_wave = c->total = 0;
+    c->waves = 0;
+    c->end_waves = c->fixed = c->base = c->work = 0;
     return c;
 }
 
@@ -292,7 +332,7 @@ static void dispatch_kernel(colo_hw_t *hw, colo_hw_kernel_t *k, uint64_t mask)
         k->pending -= got;
         k->sms_held += c->occ.new_sms - (int)sms;
         hw->merges++;
-        cohort_recut(hw, c, merged);
+            cohort_recut(hw, c, merged);
         return;
     }
     c = cohort_take(hw, k);

@@ -21,6 +21,8 @@ int colo_slots_init(colo_slots_t *s, const int *units, int n_classes)
         s->groups[i].next = i + 1 < s->cap ? i + 1 : -1;
     s->free = 0;
     s->head = -1;
+    for (int k = 0; k < 64; k++)
+        s->idle[k] = -1;
     for (int k = n_classes; k-- > 0;) {
         int j = s->free;
         s->free = s->groups[j].next;
@@ -29,6 +31,7 @@ int colo_slots_init(colo_slots_t *s, const int *units, int n_classes)
         s->groups[j].next = s->head;
         s->head = j;
         s->n_groups++;
+        if (k < 64) s->idle[k] = j;
     }
     return 0;
 }
@@ -91,8 +94,10 @@ static int group_has(const colo_slots_group_t *g, const colo_slots_occ_t *c)
 }
 
 /* Adds per blocks of cohort c on each SM of g; true when c held none there before. */
-static bool group_add(colo_slots_group_t *g, colo_slots_occ_t *c, int per)
+static bool group_add(colo_slots_t *s, int i, colo_slots_occ_t *c, int per)
 {
+    colo_slots_group_t *g = &s->groups[i];
+    if (!g->n_res && g->cls < 64 && s->idle[g->cls] == i) s->idle[g->cls] = -1;
     int r = g->n_res ? group_has(g, c) : -1;
     if (r >= 0) {
         g->res[r].per_sm += per;
@@ -119,12 +124,14 @@ static void group_split(colo_slots_t *s, int i, int n)
     s->groups[i].n = n;
     s->groups[i].next = j;
     s->n_groups++;
+    if (a->cls < 64 && s->idle[a->cls] == i) s->idle[a->cls] = j; /* i is about to get blocks */
 }
 
 /* Group i takes in the group after it (same class and residents). */
 static void group_merge_next(colo_slots_t *s, int i)
 {
     int j = s->groups[i].next;
+    if (s->groups[j].cls < 64 && s->idle[s->groups[j].cls] == j) s->idle[s->groups[j].cls] = i;
     s->groups[i].n += s->groups[j].n;
     s->groups[i].next = s->groups[j].next;
     s->groups[j].next = s->free;
@@ -144,17 +151,19 @@ static bool same_residents(const colo_slots_group_t *a, const colo_slots_group_t
 }
 
 /* Occupant c now holds n more SMs of class cls. */
-static void occ_took(colo_slots_occ_t *c, uint32_t cls, int n)
+static void occ_took(colo_slots_occ_t *c, uint32_t cls, int n, long long blocks)
 {
     c->sms += n;
     for (int j = 0; j < c->n_cls; j++)
         if (c->cls[j].cls == cls) {
             c->cls[j].sms += n;
+            c->cls[j].blocks += blocks;
             return;
         }
     if (c->n_cls == COLO_SLOTS_MAX_CLS) return; /* cannot be: a set spans at most that many */
     c->cls[c->n_cls].cls = cls;
     c->cls[c->n_cls].sms = n;
+    c->cls[c->n_cls].blocks = blocks;
     c->n_cls++;
 }
 
@@ -189,13 +198,15 @@ static long long place_pass(colo_slots_t *s, colo_slots_occ_t *c, long long want
         long long whole = last < per ? m - 1 : m; /* SMs that get per each */
         if (whole > 0) {
             if (whole < n0) group_split(s, i, (int)whole);
-            if (group_add(&s->groups[i], c, (int)per)) occ_took(c, cls, (int)whole);
+            bool fresh = group_add(s, i, c, (int)per);
+            occ_took(c, cls, fresh ? (int)whole : 0, whole * per);
             placed += whole * per;
         }
         if (last < per) { /* one more SM, with the rest */
             if (whole > 0) i = s->groups[i].next;
             if (s->groups[i].n > 1) group_split(s, i, 1);
-            if (group_add(&s->groups[i], c, (int)last)) occ_took(c, cls, 1);
+            bool fresh = group_add(s, i, c, (int)last);
+            occ_took(c, cls, fresh ? 1 : 0, last);
             placed += last;
         }
         if (!held) {
@@ -216,6 +227,19 @@ long long colo_slots_place(colo_slots_t *s, colo_slots_occ_t *c, long long want,
     if (!c->resident) {
         c->sms = c->new_sms = 0;
         c->n_cls = 0;
+    }
+    /* the common case: one block each on the first idle SMs, where the first idle group has
+     * enough (what the passes below do then, without counting) */
+    for (int i = s->head; i >= 0 && !c->resident && want <= room; i = s->groups[i].next) {
+        colo_slots_group_t *g = &s->groups[i];
+        if (!(mask >> g->cls & 1) || g->n_res) continue;
+        if (g->n < want || want > INT_MAX) break;
+        if (g->n > want) group_split(s, i, (int)want);
+        group_add(s, i, c, 1);
+        occ_took(c, g->cls, (int)want, want);
+        if (capped) c->new_sms += (int)want;
+        c->resident = want;
+        return want;
     }
     long long idle = 0, busy = 0;
     for (int i = s->head; i >= 0; i = s->groups[i].next) {
@@ -246,22 +270,40 @@ long long colo_slots_place(colo_slots_t *s, colo_slots_occ_t *c, long long want,
 void colo_slots_remove(colo_slots_t *s, colo_slots_occ_t *c)
 {
     /* a group splits into neighbours, and they come together again: each group it leaves is
-     * merged with a neighbour in the same state */
-    for (int i = s->head, prev = -1; i >= 0; prev = i, i = s->groups[i].next) {
+     * merged with a neighbour in the same state; a group left idle joins its class's idle
+     * group, wherever that is (which SMs of a class are idle does not matter) */
+    int prev = -1, *link = &s->head;
+    while (*link >= 0) {
+        int i = *link, j;
         colo_slots_group_t *g = &s->groups[i];
         int r = g->n_res ? group_has(g, c) : -1;
-        if (r < 0) continue;
+        if (r < 0) {
+            prev = i;
+            link = &g->next;
+            continue;
+        }
         memmove(&g->res[r], &g->res[r + 1], (size_t)(g->n_res - r - 1) * sizeof g->res[0]);
         g->n_res--;
         group_use(g);
-        int j;
+        int *idle = g->cls < 64 ? &s->idle[g->cls] : NULL;
+        if (!g->n_res && idle && *idle >= 0 && *idle != i) {
+            s->groups[*idle].n += g->n;
+            *link = g->next; /* i leaves the list; link is now at the group after it */
+            g->next = s->free;
+            s->free = i;
+            s->n_groups--;
+            continue;
+        }
+        if (!g->n_res && idle) *idle = i;
         while ((j = g->next) >= 0 && group_has(&s->groups[j], c) < 0 &&
                same_residents(g, &s->groups[j]))
             group_merge_next(s, i);
         if (prev >= 0 && same_residents(&s->groups[prev], g)) {
-            group_merge_next(s, prev);
-            i = prev;
+            group_merge_next(s, prev); /* i joins prev: link (prev's next) is at the one after */
+            continue;
         }
+        prev = i;
+        link = &g->next;
     }
     c->sms = c->new_sms = 0;
     c->n_cls = 0;

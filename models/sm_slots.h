@@ -28,6 +28,7 @@ typedef struct colo_slots_occ {
     struct {
         uint32_t cls;
         int sms;
+        long long blocks;
     } cls[COLO_SLOTS_MAX_CLS];
 } colo_slots_occ_t;
 
@@ -48,6 +49,7 @@ typedef struct colo_slots_group {
 typedef struct colo_slots {
     colo_slots_group_t *groups; /* records: a list from head, free ones from free */
     int n_groups, head, free, cap;
+    int idle[64]; /* per class, its one group of SMs holding no block (-1: none) */
     uint64_t stamp;
 } colo_slots_t;
 

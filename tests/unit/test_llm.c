@@ -198,7 +198,9 @@ Test(llm, mig_isolates_a_neighbours_load_and_mps_does_not)
     double mps_busy = tpot_beside("sharing.mode=mps", "tenants.[1].arrival.rate=400.0");
     cr_expect(fabs(mig_busy - mig_idle) <= 0.01 * mig_idle, "MIG: %.4f ms idle neighbour, %.4f busy",
               mig_idle, mig_busy);
-    cr_expect(mps_busy > 1.05 * mps_idle, "MPS: %.4f ms idle neighbour, %.4f busy", mps_idle,
+    /* under MPS the decode kernels' few blocks mostly find free slots beside the neighbour's;
+     * what slows them is the neighbour's blocks queued before theirs and shared bandwidth */
+    cr_expect(mps_busy > 1.03 * mps_idle, "MPS: %.4f ms idle neighbour, %.4f busy", mps_idle,
               mps_busy);
 }
 

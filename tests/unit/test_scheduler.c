@@ -117,19 +117,21 @@ Test(scheduler, edf_serves_the_earliest_deadline)
     run_free(&t);
 }
 
-/* A best-effort kernel of 16 waves of 100 us: without preemption a latency-sensitive kernel
- * waits for the rest of it; with stream priorities only for the blocks in flight (one wave). */
-Test(scheduler, stream_priority_preempts_at_block_boundaries)
+/* A best-effort kernel of 16 waves of 100 us: without priorities a latency-sensitive kernel
+ * waits for the rest of it (its blocks come after all of the long kernel's); on a high-priority
+ * stream only for the blocks in flight, which are not preempted: at most one wave, then its own
+ * 0.1 ms (its blocks may start piece by piece as the long kernel's retire, so a little more). */
+Test(scheduler, stream_priority_waits_only_for_the_blocks_in_flight)
 {
     test_run_t p = run_scenario(src_path("tests/fixtures/sched_waves_priority.cfg"), NULL, 0);
     test_run_t s = run_scenario(src_path("tests/fixtures/sched_waves_stream_priority.cfg"), NULL, 0);
-    cr_assert_float_eq(lat(&s, 0, "p50"), 0.2, 0.005,
-                       "p50 %.4f ms: one wave (0.1 ms) to drain, then its own 0.1 ms",
-                       lat(&s, 0, "p50"));
-    cr_assert_gt(lat(&p, 0, "p50"), 0.5, "without preemption it waits ~half the long kernel");
+    double p50 = lat(&s, 0, "p50");
+    cr_assert(p50 >= 0.1 && p50 <= 0.3, "p50 %.4f ms: at most a wave to drain, then its own 0.1 ms",
+              p50);
+    cr_assert_gt(lat(&p, 0, "p50"), 0.5, "without priorities it waits ~half the long kernel");
     double be_s = result_num(result_tenant(&s, 1), "completed");
     double be_p = result_num(result_tenant(&p, 1), "completed");
-    cr_assert_geq(be_s, 0.95 * be_p, "preempted kernels resume where they stopped");
+    cr_assert_geq(be_s, 0.95 * be_p, "the long kernel loses no work: nothing of it is evicted");
     run_free(&p);
     run_free(&s);
 }

@@ -8,7 +8,9 @@
  * reserved SMs and a latency-sensitive kernel that fits in them starts at once.
  *
  * reserve_sms: SMs kept free of best-effort blocks; 0: as many as the most any
- * latency-sensitive kernel of the domain has needed so far (its grid / blocks per SM). */
+ * latency-sensitive kernel of the domain has needed so far (its grid / blocks per SM), but at
+ * most half the domain's SMs (our choice, not a published figure: a latency-sensitive tenant
+ * whose kernels fill the GPU would otherwise leave the best-effort tenant one SM). */
 #include "scheduler.h"
 
 #include <stdint.h>
@@ -24,7 +26,8 @@ static void reserve_arrival(colo_sched_t *s, size_t m)
 
 static long reserve_pick(colo_sched_t *s)
 {
-    int reserve = s->param[0] > 0 ? (int)s->param[0] : (int)(intptr_t)s->state;
+    int learned = (int)(intptr_t)s->state;
+    int reserve = s->param[0] > 0 ? (int)s->param[0] : learned < s->sms / 2 ? learned : s->sms / 2;
     if (reserve > s->sms - 1) reserve = s->sms - 1; /* best-effort work keeps one SM */
     int budget = s->sms - reserve;
     long be = -1;
