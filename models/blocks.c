@@ -315,25 +315,27 @@ static bool others_wait(const colo_hw_t *hw, const colo_hw_kernel_t *k)
 static void dispatch_kernel(colo_hw_t *hw, colo_hw_kernel_t *k, uint64_t mask)
 {
     long long want = k->pending < k->wave_blocks ? k->pending : k->wave_blocks;
-    /* Slots that free up while its latest wave of blocks runs join that wave: the blocks
-     * dispatched apart end together, when their block time is used (its weighted mean end),
-     * so a kernel that picks up slots piece by piece keeps one cohort a wave, not one a piece */
+    /* Slots that free up just after its latest wave of blocks began join that wave: the new
+     * blocks run their whole block time and the wave's others wait for them (at most an eighth
+     * of a block more), so a kernel that picks up slots in pieces at nearly the same moment
+     * keeps one cohort, and no kernel ends sooner than its blocks allow */
     struct colo_hw_cohort *c = k->cohorts;
     /* (not one that ended at this instant, its completion not yet heard) */
     if (c && c->waves == 1 && k->tau > 0 && colo_fluid_speed(&hw->fl, c->act) >= 0) {
         double done = cohort_done_work(hw, c), end = cohort_target(c);
-        long long r = c->occ.resident, sms = c->occ.new_sms;
-        long long got = place(hw, c, want, mask);
-        if (got == 0) return;
-        double left = end > done ? end - done : 0;
-        double merged = done + ((double)r * left + (double)got * k->tau) / (double)(r + got);
-        c->end_waves = (merged - c->fixed) / k->tau;
-        c->per_wave = c->total = c->occ.resident;
-        k->pending -= got;
-        k->sms_held += c->occ.new_sms - (int)sms;
-        hw->merges++;
+        if (end - done >= 0.875 * k->tau) {
+            long long sms = c->occ.new_sms;
+            long long got = place(hw, c, want, mask);
+            if (got == 0) return;
+            double merged = end > done + k->tau ? end : done + k->tau;
+            c->end_waves = (merged - c->fixed) / k->tau;
+            c->per_wave = c->total = c->occ.resident;
+            k->pending -= got;
+            k->sms_held += c->occ.new_sms - (int)sms;
+            hw->merges++;
             cohort_recut(hw, c, merged);
-        return;
+            return;
+        }
     }
     c = cohort_take(hw, k);
     if (!c) {
