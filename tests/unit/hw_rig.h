@@ -54,32 +54,6 @@ static inline void rig_fini(struct rig *r)
     colo_eq_fini(&r->eq);
 }
 
-static inline colo_kernel_work_t kwork(const colo_gpu_t *g, unsigned blocks, colo_time_t dur,
-                                       colo_kclass_t c, double dram_bytes, double l2_bytes)
-{
-    colo_op_t k;
-    memset(&k, 0, sizeof k);
-    k.type = COLO_OP_KERNEL;
-    k.name = "k";
-    k.grid[0] = blocks;
-    k.grid[1] = k.grid[2] = 1;
-    k.block[0] = 256;
-    k.block[1] = k.block[2] = 1;
-    k.registers = k.shared_bytes = -1;
-    k.dram_bytes = dram_bytes;
-    k.l2_bytes = l2_bytes;
-    k.flops = -1;
-    k.duration = dur;
-    k.kclass = c;
-    colo_kernel_work_t w;
-    colo_error_t err;
-    colo_error_clear(&err);
-    cr_assert_eq(colo_kernel_work(&k, g, g, COLO_FP32_PYTORCH, &w, "t", 0, &err), 0);
-    return w;
-}
-
-static const colo_hw_place_t whole = {0, 0, 0, 0, 0};
-
 /* A kernel with blocks of the given shape (registers per thread and shared memory per block:
  * -1 unknown). */
 static inline colo_kernel_work_t kwork_shape(const colo_gpu_t *g, unsigned blocks, unsigned threads,
@@ -107,6 +81,15 @@ static inline colo_kernel_work_t kwork_shape(const colo_gpu_t *g, unsigned block
     cr_assert_eq(colo_kernel_work(&k, g, g, COLO_FP32_PYTORCH, &w, "t", 0, &err), 0);
     return w;
 }
+
+/* One of 256-thread blocks, no register or shared memory limit. */
+static inline colo_kernel_work_t kwork(const colo_gpu_t *g, unsigned blocks, colo_time_t dur,
+                                       colo_kclass_t c, double dram_bytes, double l2_bytes)
+{
+    return kwork_shape(g, blocks, 256, -1, -1, dur, c, dram_bytes, l2_bytes);
+}
+
+static const colo_hw_place_t whole = {0, 0, 0, 0, 0};
 
 /* An SM set of n SMs starting at first. */
 static inline uint32_t sms(struct rig *r, int first, int n)
