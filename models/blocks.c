@@ -19,7 +19,8 @@
  * that arrives and must wait cuts it at the wave boundary where it may start (split). */
 struct colo_hw_cohort {
     colo_slots_occ_t occ; /* its blocks on SMs: resident, SMs, classes */
-    colo_hw_kernel_t *k;
+    colo_hw_t *hw;
+    colo_hw_kernel_t *k; /* NULL: its kernel was stopped as it ended (its completion to come) */
     struct colo_hw_cohort *next; /* the kernel's cohorts; the free list */
     colo_activity_id_t act;
     long long per_wave; /* blocks of each of its waves */
@@ -42,7 +43,7 @@ struct colo_hw_kernel {
      * (compute or memory, the longer) and one wave of it (tau) */
     double t_comp, rate, W, body, tau;
     double sm_per_block; /* SMs' issue rate one resident block of it uses at speed 1 */
-    double r0;    /* the fraction of its work this run does (1; less when resumed) */
+    double r0;           /* the fraction of its work this run does (1; less when resumed) */
     double u[4];  /* per block: share of an SM's warps, block slots, registers, shared memory */
     double by[4]; /* 1 / u: blocks each resource allows on an empty SM (0: no limit) */
     int fit;      /* its blocks on an empty SM (occupancy) */
@@ -53,13 +54,12 @@ struct colo_hw_kernel {
     long long pending;     /* not yet dispatched */
     int waves;             /* ceil(B / wave_blocks) */
     double fixed_left;     /* fixed part not yet given to a cohort */
+    colo_time_t fixed_end; /* when its first cohort's fixed part ends (at speed 1) */
     double weight;
     uint64_t seq, cls_mask;
     colo_hw_kernel_t *qprev, *qnext;
     bool queued;
-    int lazy;      /* cohorts of several waves running: its pending blocks come after them */
     int n_cohorts; /* running */
-    int sms_held;  /* SMs its cohorts took that held none of its blocks (an MPS cap bounds it) */
     struct colo_hw_cohort *cohorts;
     colo_fluid_done_fn done;
     void *obj;
@@ -69,35 +69,39 @@ struct colo_hw_kernel {
 /* 1/n for the blocks a resource allows on one SM (a division per kernel start is dear): the
  * compiler works these out. */
 static const double recip[257] = {
-    0, 1.0 / 1, 1.0 / 2, 1.0 / 3, 1.0 / 4, 1.0 / 5, 1.0 / 6, 1.0 / 7, 1.0 / 8, 1.0 / 9, 1.0 / 10,
-    1.0 / 11, 1.0 / 12, 1.0 / 13, 1.0 / 14, 1.0 / 15, 1.0 / 16, 1.0 / 17, 1.0 / 18, 1.0 / 19, 1.0 /
-    20, 1.0 / 21, 1.0 / 22, 1.0 / 23, 1.0 / 24, 1.0 / 25, 1.0 / 26, 1.0 / 27, 1.0 / 28, 1.0 / 29,
-    1.0 / 30, 1.0 / 31, 1.0 / 32, 1.0 / 33, 1.0 / 34, 1.0 / 35, 1.0 / 36, 1.0 / 37, 1.0 / 38, 1.0 /
-    39, 1.0 / 40, 1.0 / 41, 1.0 / 42, 1.0 / 43, 1.0 / 44, 1.0 / 45, 1.0 / 46, 1.0 / 47, 1.0 / 48,
-    1.0 / 49, 1.0 / 50, 1.0 / 51, 1.0 / 52, 1.0 / 53, 1.0 / 54, 1.0 / 55, 1.0 / 56, 1.0 / 57, 1.0 /
-    58, 1.0 / 59, 1.0 / 60, 1.0 / 61, 1.0 / 62, 1.0 / 63, 1.0 / 64, 1.0 / 65, 1.0 / 66, 1.0 / 67,
-    1.0 / 68, 1.0 / 69, 1.0 / 70, 1.0 / 71, 1.0 / 72, 1.0 / 73, 1.0 / 74, 1.0 / 75, 1.0 / 76, 1.0 /
-    77, 1.0 / 78, 1.0 / 79, 1.0 / 80, 1.0 / 81, 1.0 / 82, 1.0 / 83, 1.0 / 84, 1.0 / 85, 1.0 / 86,
-    1.0 / 87, 1.0 / 88, 1.0 / 89, 1.0 / 90, 1.0 / 91, 1.0 / 92, 1.0 / 93, 1.0 / 94, 1.0 / 95, 1.0 /
-    96, 1.0 / 97, 1.0 / 98, 1.0 / 99, 1.0 / 100, 1.0 / 101, 1.0 / 102, 1.0 / 103, 1.0 / 104, 1.0 /
-    105, 1.0 / 106, 1.0 / 107, 1.0 / 108, 1.0 / 109, 1.0 / 110, 1.0 / 111, 1.0 / 112, 1.0 / 113, 1.0
-    / 114, 1.0 / 115, 1.0 / 116, 1.0 / 117, 1.0 / 118, 1.0 / 119, 1.0 / 120, 1.0 / 121, 1.0 / 122,
-    1.0 / 123, 1.0 / 124, 1.0 / 125, 1.0 / 126, 1.0 / 127, 1.0 / 128, 1.0 / 129, 1.0 / 130, 1.0 /
-    131, 1.0 / 132, 1.0 / 133, 1.0 / 134, 1.0 / 135, 1.0 / 136, 1.0 / 137, 1.0 / 138, 1.0 / 139, 1.0
-    / 140, 1.0 / 141, 1.0 / 142, 1.0 / 143, 1.0 / 144, 1.0 / 145, 1.0 / 146, 1.0 / 147, 1.0 / 148,
-    1.0 / 149, 1.0 / 150, 1.0 / 151, 1.0 / 152, 1.0 / 153, 1.0 / 154, 1.0 / 155, 1.0 / 156, 1.0 /
-    157, 1.0 / 158, 1.0 / 159, 1.0 / 160, 1.0 / 161, 1.0 / 162, 1.0 / 163, 1.0 / 164, 1.0 / 165, 1.0
-    / 166, 1.0 / 167, 1.0 / 168, 1.0 / 169, 1.0 / 170, 1.0 / 171, 1.0 / 172, 1.0 / 173, 1.0 / 174,
-    1.0 / 175, 1.0 / 176, 1.0 / 177, 1.0 / 178, 1.0 / 179, 1.0 / 180, 1.0 / 181, 1.0 / 182, 1.0 /
-    183, 1.0 / 184, 1.0 / 185, 1.0 / 186, 1.0 / 187, 1.0 / 188, 1.0 / 189, 1.0 / 190, 1.0 / 191, 1.0
-    / 192, 1.0 / 193, 1.0 / 194, 1.0 / 195, 1.0 / 196, 1.0 / 197, 1.0 / 198, 1.0 / 199, 1.0 / 200,
-    1.0 / 201, 1.0 / 202, 1.0 / 203, 1.0 / 204, 1.0 / 205, 1.0 / 206, 1.0 / 207, 1.0 / 208, 1.0 /
-    209, 1.0 / 210, 1.0 / 211, 1.0 / 212, 1.0 / 213, 1.0 / 214, 1.0 / 215, 1.0 / 216, 1.0 / 217, 1.0
-    / 218, 1.0 / 219, 1.0 / 220, 1.0 / 221, 1.0 / 222, 1.0 / 223, 1.0 / 224, 1.0 / 225, 1.0 / 226,
-    1.0 / 227, 1.0 / 228, 1.0 / 229, 1.0 / 230, 1.0 / 231, 1.0 / 232, 1.0 / 233, 1.0 / 234, 1.0 /
-    235, 1.0 / 236, 1.0 / 237, 1.0 / 238, 1.0 / 239, 1.0 / 240, 1.0 / 241, 1.0 / 242, 1.0 / 243, 1.0
-    / 244, 1.0 / 245, 1.0 / 246, 1.0 / 247, 1.0 / 248, 1.0 / 249, 1.0 / 250, 1.0 / 251, 1.0 / 252,
-    1.0 / 253, 1.0 / 254, 1.0 / 255, 1.0 / 256};
+    0,         1.0 / 1,   1.0 / 2,   1.0 / 3,   1.0 / 4,   1.0 / 5,   1.0 / 6,   1.0 / 7,
+    1.0 / 8,   1.0 / 9,   1.0 / 10,  1.0 / 11,  1.0 / 12,  1.0 / 13,  1.0 / 14,  1.0 / 15,
+    1.0 / 16,  1.0 / 17,  1.0 / 18,  1.0 / 19,  1.0 / 20,  1.0 / 21,  1.0 / 22,  1.0 / 23,
+    1.0 / 24,  1.0 / 25,  1.0 / 26,  1.0 / 27,  1.0 / 28,  1.0 / 29,  1.0 / 30,  1.0 / 31,
+    1.0 / 32,  1.0 / 33,  1.0 / 34,  1.0 / 35,  1.0 / 36,  1.0 / 37,  1.0 / 38,  1.0 / 39,
+    1.0 / 40,  1.0 / 41,  1.0 / 42,  1.0 / 43,  1.0 / 44,  1.0 / 45,  1.0 / 46,  1.0 / 47,
+    1.0 / 48,  1.0 / 49,  1.0 / 50,  1.0 / 51,  1.0 / 52,  1.0 / 53,  1.0 / 54,  1.0 / 55,
+    1.0 / 56,  1.0 / 57,  1.0 / 58,  1.0 / 59,  1.0 / 60,  1.0 / 61,  1.0 / 62,  1.0 / 63,
+    1.0 / 64,  1.0 / 65,  1.0 / 66,  1.0 / 67,  1.0 / 68,  1.0 / 69,  1.0 / 70,  1.0 / 71,
+    1.0 / 72,  1.0 / 73,  1.0 / 74,  1.0 / 75,  1.0 / 76,  1.0 / 77,  1.0 / 78,  1.0 / 79,
+    1.0 / 80,  1.0 / 81,  1.0 / 82,  1.0 / 83,  1.0 / 84,  1.0 / 85,  1.0 / 86,  1.0 / 87,
+    1.0 / 88,  1.0 / 89,  1.0 / 90,  1.0 / 91,  1.0 / 92,  1.0 / 93,  1.0 / 94,  1.0 / 95,
+    1.0 / 96,  1.0 / 97,  1.0 / 98,  1.0 / 99,  1.0 / 100, 1.0 / 101, 1.0 / 102, 1.0 / 103,
+    1.0 / 104, 1.0 / 105, 1.0 / 106, 1.0 / 107, 1.0 / 108, 1.0 / 109, 1.0 / 110, 1.0 / 111,
+    1.0 / 112, 1.0 / 113, 1.0 / 114, 1.0 / 115, 1.0 / 116, 1.0 / 117, 1.0 / 118, 1.0 / 119,
+    1.0 / 120, 1.0 / 121, 1.0 / 122, 1.0 / 123, 1.0 / 124, 1.0 / 125, 1.0 / 126, 1.0 / 127,
+    1.0 / 128, 1.0 / 129, 1.0 / 130, 1.0 / 131, 1.0 / 132, 1.0 / 133, 1.0 / 134, 1.0 / 135,
+    1.0 / 136, 1.0 / 137, 1.0 / 138, 1.0 / 139, 1.0 / 140, 1.0 / 141, 1.0 / 142, 1.0 / 143,
+    1.0 / 144, 1.0 / 145, 1.0 / 146, 1.0 / 147, 1.0 / 148, 1.0 / 149, 1.0 / 150, 1.0 / 151,
+    1.0 / 152, 1.0 / 153, 1.0 / 154, 1.0 / 155, 1.0 / 156, 1.0 / 157, 1.0 / 158, 1.0 / 159,
+    1.0 / 160, 1.0 / 161, 1.0 / 162, 1.0 / 163, 1.0 / 164, 1.0 / 165, 1.0 / 166, 1.0 / 167,
+    1.0 / 168, 1.0 / 169, 1.0 / 170, 1.0 / 171, 1.0 / 172, 1.0 / 173, 1.0 / 174, 1.0 / 175,
+    1.0 / 176, 1.0 / 177, 1.0 / 178, 1.0 / 179, 1.0 / 180, 1.0 / 181, 1.0 / 182, 1.0 / 183,
+    1.0 / 184, 1.0 / 185, 1.0 / 186, 1.0 / 187, 1.0 / 188, 1.0 / 189, 1.0 / 190, 1.0 / 191,
+    1.0 / 192, 1.0 / 193, 1.0 / 194, 1.0 / 195, 1.0 / 196, 1.0 / 197, 1.0 / 198, 1.0 / 199,
+    1.0 / 200, 1.0 / 201, 1.0 / 202, 1.0 / 203, 1.0 / 204, 1.0 / 205, 1.0 / 206, 1.0 / 207,
+    1.0 / 208, 1.0 / 209, 1.0 / 210, 1.0 / 211, 1.0 / 212, 1.0 / 213, 1.0 / 214, 1.0 / 215,
+    1.0 / 216, 1.0 / 217, 1.0 / 218, 1.0 / 219, 1.0 / 220, 1.0 / 221, 1.0 / 222, 1.0 / 223,
+    1.0 / 224, 1.0 / 225, 1.0 / 226, 1.0 / 227, 1.0 / 228, 1.0 / 229, 1.0 / 230, 1.0 / 231,
+    1.0 / 232, 1.0 / 233, 1.0 / 234, 1.0 / 235, 1.0 / 236, 1.0 / 237, 1.0 / 238, 1.0 / 239,
+    1.0 / 240, 1.0 / 241, 1.0 / 242, 1.0 / 243, 1.0 / 244, 1.0 / 245, 1.0 / 246, 1.0 / 247,
+    1.0 / 248, 1.0 / 249, 1.0 / 250, 1.0 / 251, 1.0 / 252, 1.0 / 253, 1.0 / 254, 1.0 / 255,
+    1.0 / 256};
 
 /* Works out what a kernel's place fixes for its whole run: the SMs it may use, its compute
  * time and DRAM rate there, its blocks' footprint on an SM, and its waves. */
@@ -147,8 +151,9 @@ static void kernel_times(colo_hw_kernel_t *k)
 static double cohort_target(const struct colo_hw_cohort *c)
 {
     const colo_hw_kernel_t *k = c->k;
-    double t = c->total == k->B && c->waves == k->waves ? c->fixed + k->body * k->r0
-                                                        : c->fixed + c->end_waves * k->tau;
+    double t = c->total == k->B && c->waves == k->waves && c->end_waves == c->waves
+                   ? c->fixed + k->body * k->r0
+                   : c->fixed + c->end_waves * k->tau;
     return t > 1e-3 ? t : 1e-3;
 }
 
@@ -176,7 +181,13 @@ static int cohort_elems(const colo_hw_t *hw, const struct colo_hw_cohort *c, col
 static long long place(colo_hw_t *hw, struct colo_hw_cohort *c, long long want, uint64_t mask)
 {
     const colo_hw_kernel_t *k = c->k;
-    return colo_slots_place(&hw->slots, &c->occ, want, mask, k->capped ? k->S - k->sms_held : -1);
+    /* under an SM cap: the SMs that hold none of its blocks it may still take */
+    int room = -1;
+    if (k->capped) {
+        room = k->S - colo_slots_owner_sms(&hw->slots, k);
+        if (room < 0) room = 0;
+    }
+    return colo_slots_place(&hw->slots, &c->occ, want, mask, room);
 }
 
 static void unplace(colo_hw_t *hw, struct colo_hw_cohort *c)
@@ -245,6 +256,7 @@ static struct colo_hw_cohort *cohort_take(colo_hw_t *hw, colo_hw_kernel_t *k)
     }
     /* every field the dispatcher reads before it sets it (no memset: one per cohort) */
     c->occ = (colo_slots_occ_t){.owner = k, .u = k->u, .by = k->by, .fit = k->fit};
+    c->hw = hw;
     c->k = k;
     c->next = NULL;
     c->act = 0;
@@ -283,10 +295,9 @@ static void cohort_recut(colo_hw_t *hw, struct colo_hw_cohort *c, double end)
 }
 
 /* Takes cohort c off the SMs and off its kernel, into the free list. */
-static void cohort_leave(colo_hw_t *hw, struct colo_hw_cohort *c)
+static void cohort_leave(colo_hw_t *hw, struct colo_hw_cohort *c, bool heard)
 {
     colo_hw_kernel_t *k = c->k;
-    k->sms_held -= c->occ.new_sms;
     unplace(hw, c);
     struct colo_hw_cohort **p = &k->cohorts;
     while (*p != c)
@@ -297,7 +308,10 @@ static void cohort_leave(colo_hw_t *hw, struct colo_hw_cohort *c)
         l2_remove(g, k);
         l2_stale(hw, g);
     }
-    if (c->waves > 1) k->lazy--;
+    if (!heard) { /* it ended at this instant: its completion, still to come, frees it */
+        c->k = NULL;
+        return;
+    }
     c->next = hw->cofree;
     hw->cofree = c;
 }
@@ -324,14 +338,12 @@ static void dispatch_kernel(colo_hw_t *hw, colo_hw_kernel_t *k, uint64_t mask)
     if (c && c->waves == 1 && k->tau > 0 && colo_fluid_speed(&hw->fl, c->act) >= 0) {
         double done = cohort_done_work(hw, c), end = cohort_target(c);
         if (end - done >= 0.875 * k->tau) {
-            long long sms = c->occ.new_sms;
             long long got = place(hw, c, want, mask);
             if (got == 0) return;
             double merged = end > done + k->tau ? end : done + k->tau;
             c->end_waves = (merged - c->fixed) / k->tau;
             c->per_wave = c->total = c->occ.resident;
             k->pending -= got;
-            k->sms_held += c->occ.new_sms - (int)sms;
             hw->merges++;
             cohort_recut(hw, c, merged);
             return;
@@ -365,7 +377,6 @@ static void dispatch_kernel(colo_hw_t *hw, colo_hw_kernel_t *k, uint64_t mask)
             c->waves = (int)(full + (tail > 0));
         }
         c->end_waves = c->waves;
-        if (c->waves > 1) k->lazy++;
     } else if (k->pending > got) {
         /* Slots come back to it as its own blocks retire: this cohort runs, back to back, the
          * waves the kernel would still run if it held its whole wave; the rest stay pending,
@@ -377,18 +388,25 @@ static void dispatch_kernel(colo_hw_t *hw, colo_hw_kernel_t *k, uint64_t mask)
             c->total = got * (1 + more);
             c->waves = (int)(1 + more);
             c->end_waves = c->waves;
-            k->lazy++;
         }
     }
-    c->fixed = k->fixed_left;
-    k->fixed_left = 0;
+    /* blocks dispatched later do not start before the kernel's dispatch and floor are over */
+    if (k->fixed_left > 0) {
+        c->fixed = k->fixed_left;
+        k->fixed_end = hw->eq->now + colo_time_from_ns(k->fixed_left);
+        k->fixed_left = 0;
+    } else {
+        c->fixed = k->fixed_end > hw->eq->now ? (double)(k->fixed_end - hw->eq->now) : 0;
+    }
     k->pending -= c->total;
-    k->sms_held += c->occ.new_sms;
     c->next = k->cohorts;
     k->cohorts = c;
     if (k->n_cohorts++ == 0) { /* its first resident blocks: it shares its L2 group now */
         struct colo_hw_l2 *g = &hw->l2[k->place.l2_group];
-        g->running[g->n_running++] = k; /* room made when it started */
+        if (colo_grow((void **)&g->running, &g->cap_running, g->n_running + 1, sizeof k))
+            colo_hw__note(hw, COLO_ENOMEM);
+        else
+            g->running[g->n_running++] = k;
         l2_stale(hw, g);
     }
     hw->cohorts++;
@@ -407,7 +425,8 @@ static void dispatch(colo_hw_t *hw)
         uint64_t m = k->cls_mask & ~blocked;
         /* (a kernel whose runs of waves fill its wave has no slot to take: nothing fits) */
         if (m && k->pending > 0) dispatch_kernel(hw, k, m);
-        if (k->pending > 0)
+        /* a kernel at its SM cap can take no other SM: it holds back no other kernel's blocks */
+        if (k->pending > 0 && !(k->capped && colo_slots_owner_sms(&hw->slots, k) >= k->S))
             blocked |= k->cls_mask;
         else
             queue_remove(hw, k);
@@ -470,17 +489,14 @@ static void split_runs(colo_hw_t *hw, const colo_hw_kernel_t *k)
             c->total = kept;
             c->waves = (int)keep;
             c->end_waves = (double)keep;
-            if (c->waves == 1) o->lazy--;
             queue_insert(hw, o);
             cohort_recut(hw, c, c->fixed + (double)keep * o->tau);
             continue;
         }
         /* in its partial wave: only the blocks of that wave stay */
         long long tail = c->total - (long long)(c->waves - 1) * c->per_wave;
-        o->sms_held -= c->occ.new_sms;
         unplace(hw, c);
         place(hw, c, tail, o->cls_mask);
-        o->sms_held += c->occ.new_sms;
         colo_fluid_elem_t e[COLO_FLUID_MAX_ELEMS];
         int n = cohort_elems(hw, c, e);
         colo_hw__note(hw, colo_fluid_update(&hw->fl, c->act, c->work, e, n));
@@ -577,9 +593,14 @@ static void on_cohort_done(void *obj, int64_t arg)
     (void)arg;
     struct colo_hw_cohort *c = obj;
     colo_hw_kernel_t *k = c->k;
+    if (!k) { /* its kernel was stopped in the instant it ended: only the record is left */
+        c->next = c->hw->cofree;
+        c->hw->cofree = c;
+        return;
+    }
     colo_hw_t *hw = k->hw;
     colo_fluid_begin(&hw->fl);
-    cohort_leave(hw, c);
+    cohort_leave(hw, c, true);
     bool finished = k->pending == 0 && k->n_cohorts == 0;
     colo_fluid_done_fn done = k->done;
     void *o = k->obj;
@@ -610,7 +631,7 @@ int colo_hw_kernel_start(colo_hw_t *hw, const colo_kernel_work_t *w, colo_hw_pla
     /* every field set here or in kernel_place and kernel_times (no memset: a kernel is short) */
     k->qprev = k->qnext = NULL;
     k->queued = false;
-    k->lazy = k->n_cohorts = k->sms_held = 0;
+    k->n_cohorts = 0;
     k->cohorts = NULL;
     k->hw = hw;
     k->w = *w;
@@ -629,6 +650,7 @@ int colo_hw_kernel_start(colo_hw_t *hw, const colo_kernel_work_t *w, colo_hw_pla
     kernel_place(hw, k);
     kernel_times(k);
     k->fixed_left = w->fixed_ns * k->r0;
+    k->fixed_end = 0;
     colo_hw__live_add(hw, &k->link);
     colo_fluid_begin(&hw->fl);
     if (!hw->queue) /* nothing waits: it takes what is free */
@@ -654,12 +676,16 @@ int colo_hw_kernel_stop(colo_hw_t *hw, colo_hw_kernel_t *k, double *remaining)
     int rc = 0;
     while (k->cohorts) {
         struct colo_hw_cohort *c = k->cohorts;
+        if (colo_fluid_speed(&hw->fl, c->act) < 0) { /* it ended at this instant */
+            cohort_leave(hw, c, false);
+            continue;
+        }
         double target = cohort_target(c), done = cohort_done_work(hw, c), r;
         double frac = target > 0 ? (target - done) / target : 0;
         left += (double)c->total * (frac < 0 ? 0 : frac > 1 ? 1 : frac);
         int rs = colo_fluid_stop(&hw->fl, c->act, &r);
         if (rs && !rc) rc = rs;
-        cohort_leave(hw, c);
+        cohort_leave(hw, c, true);
     }
     double rem = k->r0 * left / (double)k->B;
     if (remaining) *remaining = rem > 1e-12 ? (rem < 1 ? rem : 1) : 1e-12;

@@ -139,8 +139,8 @@ long long colo_hw_kernel_resident(const colo_hw_kernel_t *k);
 long long colo_hw_kernel_pending(const colo_hw_kernel_t *k);
 
 /* Checks the dispatcher's invariants: no SM holds more warps, block slots, registers or shared
- * memory than it has, the groups of each class add up to its SMs, each cohort's blocks are
- * where it says. 0, or COLO_ESTATE with a line on stderr. O(groups x residents). */
+ * memory than it has, and the groups of each class add up to its SMs. 0, or COLO_ESTATE with a
+ * line on stderr. O(groups x residents). */
 int colo_hw_check_slots(const colo_hw_t *hw);
 
 /* Starts a copy of bytes in direction dir using an engine of domain ce: it waits for a free

@@ -222,7 +222,7 @@ long long colo_slots_place(colo_slots_t *s, colo_slots_occ_t *c, long long want,
 {
     const colo_slots_occ_t *k = c;
     bool capped = room >= 0;
-    room = capped ? room - c->new_sms : INT_MAX;
+    if (!capped) room = INT_MAX;
     s->stamp++;
     if (!c->resident) {
         c->sms = c->new_sms = 0;
@@ -308,6 +308,20 @@ void colo_slots_remove(colo_slots_t *s, colo_slots_occ_t *c)
     c->sms = c->new_sms = 0;
     c->n_cls = 0;
     c->resident = 0;
+}
+
+int colo_slots_owner_sms(const colo_slots_t *s, const void *owner)
+{
+    int n = 0;
+    for (int i = s->head; i >= 0; i = s->groups[i].next) {
+        const colo_slots_group_t *g = &s->groups[i];
+        for (int r = 0; r < g->n_res; r++)
+            if (g->res[r].o->owner == owner) {
+                n += g->n;
+                break;
+            }
+    }
+    return n;
 }
 
 colo_slots_occ_t *colo_slots_find(const colo_slots_t *s, uint64_t mask,

@@ -3,14 +3,16 @@
  * models/occupancy.c); a block takes a share of each. SMs of one class (the same membership in
  * every SM set) that hold the same blocks are one group, so the state of a GPU is a few
  * groups, not a record per SM: a placement splits a group, a removal merges neighbours again.
- * Used by the block dispatcher of models/hardware.c (docs/model.md, "Blocks on SMs"). */
+ * Used by the block dispatcher of models/blocks.c (docs/model.md, "Blocks on SMs"). */
 #ifndef COLO_SM_SLOTS_H
 #define COLO_SM_SLOTS_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#define COLO_SLOTS_PER_SM 16 /* occupants on one SM at most (a full SM takes no more) */
+#define COLO_SLOTS_PER_SM                                                                          \
+    16                       /* occupants on one SM at most: an SM holding blocks of 16 cohorts    \
+                                takes no 17th, though it has slots left (an approximation) */
 #define COLO_SLOTS_MAX_CLS 8 /* classes one occupant spans at most (an SM set's classes) */
 
 /* An occupant: blocks placed together (a cohort), owned by a kernel. Its kernel's blocks' shares
@@ -60,10 +62,14 @@ void colo_slots_fini(colo_slots_t *s);
 /* Places up to want more blocks of occupant o on free slots of the SMs of the classes in mask
  * (bit k: class k), spread evenly over idle SMs first, then over SMs with room, then filling
  * (the block scheduler sends a grid's blocks to the SMs with the most free resources). With
- * room >= 0, at most room SMs that hold none of o's owner's blocks are taken (an SM cap).
+ * room >= 0, at most room SMs that hold none of o's owner's blocks are taken (an SM cap: the
+ * caller counts what the owner holds, colo_slots_owner_sms); room < 0: no cap.
  * Updates o's residents, SMs and classes. Returns the blocks placed. O(groups x occupants). */
 long long colo_slots_place(colo_slots_t *s, colo_slots_occ_t *o, long long want, uint64_t mask,
                            int room);
+
+/* SMs holding blocks of owner's occupants. O(groups x occupants). */
+int colo_slots_owner_sms(const colo_slots_t *s, const void *owner);
 
 /* Takes o's blocks off their SMs. O(groups x occupants). */
 void colo_slots_remove(colo_slots_t *s, colo_slots_occ_t *o);

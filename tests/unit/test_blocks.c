@@ -169,3 +169,111 @@ Test(blocks, an_sm_limit_caps_a_kernels_sms_without_reserving_them)
     cr_assert(NEAR(r.done_at[4] - t3, 410000, 1e-6), "%lld", (long long)(r.done_at[4] - t3));
     rig_fini(&r);
 }
+
+/* ---- regressions (found in review) ---- */
+
+/* Blocks dispatched after a kernel's first ones do not start before its dispatch and floor are
+ * over: with its slots coming in pieces, a kernel never ends sooner than alone. */
+Test(blocks, a_kernel_that_gets_its_slots_in_pieces_is_never_faster_than_alone)
+{
+    struct rig r;
+    rig_init(&r, "h100-sxm");
+    colo_hw_fini(&r.hw); /* the real GPU, with its dispatch gap and latency floor */
+    colo_gpu_free(r.gpu);
+    r.gpu = open_gpu("h100-sxm");
+    cr_assert_eq(colo_hw_init(&r.hw, r.gpu, &r.eq), 0);
+    colo_kernel_work_t x = kwork(r.gpu, 2534, 7500, COLO_KCLASS_COMPUTE, -1, -1);
+    colo_kernel_work_t half =
+        kwork_shape(r.gpu, 132, 1024, -1, -1, 8000, COLO_KCLASS_COMPUTE, -1, -1);
+    colo_hw_place_t left = {sms(&r, 0, 66), 0, 0, 0, 0};
+    start(&r, &x, whole, 0);
+    rig_run(&r);
+    colo_time_t alone = r.done_at[0];
+    start(&r, &half, left, 1); /* fills half the SMs */
+    rig_run(&r);
+    colo_time_t half_alone = r.done_at[1] - r.done_at[0];
+    /* x comes 1 us before they free: it gets the other half, then the rest in its fixed part */
+    colo_time_t t1 = r.eq.now;
+    start(&r, &half, left, 3);
+    struct later l = {&r, &x, whole, NULL, 0, NULL};
+    colo_time_t t0 = t1 + half_alone - 1000;
+    colo_eq_schedule(&r.eq, t0, later_start, &l, 2, NULL);
+    rig_run(&r);
+    cr_assert_geq(r.done_at[2] - t0, alone, "%lld ns, alone %lld", (long long)(r.done_at[2] - t0),
+                  (long long)alone);
+    rig_fini(&r);
+}
+
+struct stopper {
+    struct rig *r;
+    colo_hw_kernel_t *victim;
+    int rc;
+};
+
+static void stop_other(void *obj, int64_t tag)
+{
+    struct stopper *s = obj;
+    s->r->n_done++;
+    if (tag == 1 && s->victim) s->rc = colo_hw_kernel_stop(&s->r->hw, s->victim, NULL);
+}
+
+/* Two kernels end in the same instant and the first one's completion stops the second (a
+ * context switch, a crash): its blocks are gone, its record is not used again. */
+Test(blocks, stopping_a_kernel_in_the_instant_its_blocks_end_is_safe)
+{
+    struct rig r;
+    rig_init(&r, "h100-sxm");
+    colo_kernel_work_t a = kwork(r.gpu, 528, 50000, COLO_KCLASS_COMPUTE, -1, -1);
+    struct stopper s = {&r, NULL, 0};
+    colo_hw_kernel_t *k1;
+    cr_assert_eq(colo_hw_kernel_start(&r.hw, &a, whole, 1.0, stop_other, &s, 1, &k1), 0);
+    cr_assert_eq(colo_hw_kernel_start(&r.hw, &a, whole, 1.0, stop_other, &s, 2, &s.victim), 0);
+    colo_kernel_work_t w3 = kwork(r.gpu, 4, 50000, COLO_KCLASS_COMPUTE, -1, -1);
+    struct later l = {&r, &w3, whole, NULL, 0, NULL};
+    colo_eq_schedule(&r.eq, 1000, later_start, &l, 3, NULL);
+    rig_run(&r);
+    cr_assert_eq(s.rc, 0);
+    cr_assert_eq(r.n_done, 2, "the first, and the third; the second was stopped");
+    cr_assert_eq(colo_hw_check_slots(&r.hw), 0);
+    rig_fini(&r);
+}
+
+/* A kernel at its MPS SM cap that still has blocks to dispatch takes no other SM, so it holds
+ * back nobody's blocks on the SMs it cannot use. */
+Test(blocks, a_kernel_at_its_sm_cap_holds_back_no_other_kernel)
+{
+    struct rig r;
+    rig_init(&r, "h100-sxm");
+    /* half of every SM, for a long time */
+    colo_kernel_work_t z =
+        kwork_shape(r.gpu, 132, 1024, -1, -1, 2000000, COLO_KCLASS_COMPUTE, -1, -1);
+    colo_kernel_work_t x = kwork(r.gpu, 16 * 1056, 1600000, COLO_KCLASS_COMPUTE, -1, -1);
+    colo_kernel_work_t y = kwork(r.gpu, 4, 10000, COLO_KCLASS_COMPUTE, -1, -1);
+    colo_hw_place_t capped = whole;
+    capped.sm_limit = 66;
+    start(&r, &z, whole, 0);
+    start(&r, &x, capped, 1); /* 4 blocks on each of its 66 SMs: at its cap, blocks pending */
+    struct later l = {&r, &y, whole, NULL, 0, NULL};
+    colo_eq_schedule(&r.eq, 100000, later_start, &l, 2, NULL);
+    rig_run(&r);
+    cr_assert_lt(r.done_at[2], 100000 + 20000, "%lld: it starts on the SMs the cap leaves",
+                 (long long)r.done_at[2]);
+    rig_fini(&r);
+}
+
+/* More kernels get their first blocks at once than the L2 group had room for when they were
+ * queued: its list of running kernels grows (the sanitizer build checks the bounds). */
+Test(blocks, many_queued_kernels_that_start_at_once_join_their_l2_group)
+{
+    struct rig r;
+    rig_init(&r, "h100-sxm");
+    colo_kernel_work_t big = filler(&r, 0),
+                       small = kwork(r.gpu, 4, 10000, COLO_KCLASS_COMPUTE, -1, -1);
+    start(&r, &big, whole, 0);
+    for (int i = 1; i <= 40; i++)
+        start(&r, &small, whole, i);
+    rig_run(&r);
+    cr_assert_eq(r.n_done, 41);
+    cr_assert_eq(r.hw.l2[0].n_running, 0);
+    rig_fini(&r);
+}
