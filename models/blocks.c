@@ -425,11 +425,11 @@ static void dispatch(colo_hw_t *hw)
         uint64_t m = k->cls_mask & ~blocked;
         /* (a kernel whose runs of waves fill its wave has no slot to take: nothing fits) */
         if (m && k->pending > 0) dispatch_kernel(hw, k, m);
-        /* a kernel at its SM cap can take no other SM: it holds back no other kernel's blocks */
-        if (k->pending > 0 && !(k->capped && colo_slots_owner_sms(&hw->slots, k) >= k->S))
-            blocked |= k->cls_mask;
-        else
+        if (k->pending == 0)
             queue_remove(hw, k);
+        /* a kernel at its SM cap can take no other SM: it holds back no other kernel's blocks */
+        else if (!k->capped || colo_slots_owner_sms(&hw->slots, k) < k->S)
+            blocked |= k->cls_mask;
     }
 }
 

@@ -258,6 +258,8 @@ Test(blocks, a_kernel_at_its_sm_cap_holds_back_no_other_kernel)
     rig_run(&r);
     cr_assert_lt(r.done_at[2], 100000 + 20000, "%lld: it starts on the SMs the cap leaves",
                  (long long)r.done_at[2]);
+    cr_assert_eq(r.n_done, 3, "and the capped kernel's blocks are still dispatched, to the end");
+    cr_assert_gt(r.done_at[1], r.done_at[0], "as the long kernel's blocks leave its SMs");
     rig_fini(&r);
 }
 
