@@ -255,7 +255,12 @@ static struct colo_hw_cohort *cohort_take(colo_hw_t *hw, colo_hw_kernel_t *k)
         hw->co_all[hw->n_co_all++] = c; /* every record, for colo_hw_fini */
     }
     /* every field the dispatcher reads before it sets it (no memset: one per cohort) */
-    c->occ = (colo_slots_occ_t){.owner = k, .u = k->u, .by = k->by, .fit = k->fit};
+    c->occ.owner = k;
+    c->occ.u = k->u;
+    c->occ.by = k->by;
+    c->occ.fit = k->fit;
+    c->occ.resident = 0;
+    c->occ.sms = c->occ.new_sms = c->occ.n_cls = 0; /* its classes' entries: up to n_cls */
     c->hw = hw;
     c->k = k;
     c->next = NULL;
