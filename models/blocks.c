@@ -10,6 +10,7 @@
 
 #include <limits.h>
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 /* A cohort: blocks of one kernel dispatched at one instant onto free slots, which run to
@@ -18,10 +19,11 @@
  * kernel alone is one activity, as cheap as a kernel was before blocks were modelled; a kernel
  * that arrives and must wait cuts it at the wave boundary where it may start (split). */
 struct colo_hw_cohort {
-    colo_slots_occ_t occ; /* its blocks on SMs: resident, SMs, classes */
+    struct colo_hw_live link; /* first member: in flight on the live list, or in the pool */
+    colo_slots_occ_t occ;     /* its blocks on SMs: resident, classes */
     colo_hw_t *hw;
     colo_hw_kernel_t *k; /* NULL: its kernel was stopped as it ended (its completion to come) */
-    struct colo_hw_cohort *next; /* the kernel's cohorts; the free list */
+    struct colo_hw_cohort *next; /* the kernel's cohorts */
     colo_activity_id_t act;
     long long per_wave; /* blocks of each of its waves */
     long long total;    /* blocks it stands for, over its waves */
@@ -66,43 +68,6 @@ struct colo_hw_kernel {
     int64_t arg;
 };
 
-/* 1/n for the blocks a resource allows on one SM (a division per kernel start is dear): the
- * compiler works these out. */
-static const double recip[257] = {
-    0,         1.0 / 1,   1.0 / 2,   1.0 / 3,   1.0 / 4,   1.0 / 5,   1.0 / 6,   1.0 / 7,
-    1.0 / 8,   1.0 / 9,   1.0 / 10,  1.0 / 11,  1.0 / 12,  1.0 / 13,  1.0 / 14,  1.0 / 15,
-    1.0 / 16,  1.0 / 17,  1.0 / 18,  1.0 / 19,  1.0 / 20,  1.0 / 21,  1.0 / 22,  1.0 / 23,
-    1.0 / 24,  1.0 / 25,  1.0 / 26,  1.0 / 27,  1.0 / 28,  1.0 / 29,  1.0 / 30,  1.0 / 31,
-    1.0 / 32,  1.0 / 33,  1.0 / 34,  1.0 / 35,  1.0 / 36,  1.0 / 37,  1.0 / 38,  1.0 / 39,
-    1.0 / 40,  1.0 / 41,  1.0 / 42,  1.0 / 43,  1.0 / 44,  1.0 / 45,  1.0 / 46,  1.0 / 47,
-    1.0 / 48,  1.0 / 49,  1.0 / 50,  1.0 / 51,  1.0 / 52,  1.0 / 53,  1.0 / 54,  1.0 / 55,
-    1.0 / 56,  1.0 / 57,  1.0 / 58,  1.0 / 59,  1.0 / 60,  1.0 / 61,  1.0 / 62,  1.0 / 63,
-    1.0 / 64,  1.0 / 65,  1.0 / 66,  1.0 / 67,  1.0 / 68,  1.0 / 69,  1.0 / 70,  1.0 / 71,
-    1.0 / 72,  1.0 / 73,  1.0 / 74,  1.0 / 75,  1.0 / 76,  1.0 / 77,  1.0 / 78,  1.0 / 79,
-    1.0 / 80,  1.0 / 81,  1.0 / 82,  1.0 / 83,  1.0 / 84,  1.0 / 85,  1.0 / 86,  1.0 / 87,
-    1.0 / 88,  1.0 / 89,  1.0 / 90,  1.0 / 91,  1.0 / 92,  1.0 / 93,  1.0 / 94,  1.0 / 95,
-    1.0 / 96,  1.0 / 97,  1.0 / 98,  1.0 / 99,  1.0 / 100, 1.0 / 101, 1.0 / 102, 1.0 / 103,
-    1.0 / 104, 1.0 / 105, 1.0 / 106, 1.0 / 107, 1.0 / 108, 1.0 / 109, 1.0 / 110, 1.0 / 111,
-    1.0 / 112, 1.0 / 113, 1.0 / 114, 1.0 / 115, 1.0 / 116, 1.0 / 117, 1.0 / 118, 1.0 / 119,
-    1.0 / 120, 1.0 / 121, 1.0 / 122, 1.0 / 123, 1.0 / 124, 1.0 / 125, 1.0 / 126, 1.0 / 127,
-    1.0 / 128, 1.0 / 129, 1.0 / 130, 1.0 / 131, 1.0 / 132, 1.0 / 133, 1.0 / 134, 1.0 / 135,
-    1.0 / 136, 1.0 / 137, 1.0 / 138, 1.0 / 139, 1.0 / 140, 1.0 / 141, 1.0 / 142, 1.0 / 143,
-    1.0 / 144, 1.0 / 145, 1.0 / 146, 1.0 / 147, 1.0 / 148, 1.0 / 149, 1.0 / 150, 1.0 / 151,
-    1.0 / 152, 1.0 / 153, 1.0 / 154, 1.0 / 155, 1.0 / 156, 1.0 / 157, 1.0 / 158, 1.0 / 159,
-    1.0 / 160, 1.0 / 161, 1.0 / 162, 1.0 / 163, 1.0 / 164, 1.0 / 165, 1.0 / 166, 1.0 / 167,
-    1.0 / 168, 1.0 / 169, 1.0 / 170, 1.0 / 171, 1.0 / 172, 1.0 / 173, 1.0 / 174, 1.0 / 175,
-    1.0 / 176, 1.0 / 177, 1.0 / 178, 1.0 / 179, 1.0 / 180, 1.0 / 181, 1.0 / 182, 1.0 / 183,
-    1.0 / 184, 1.0 / 185, 1.0 / 186, 1.0 / 187, 1.0 / 188, 1.0 / 189, 1.0 / 190, 1.0 / 191,
-    1.0 / 192, 1.0 / 193, 1.0 / 194, 1.0 / 195, 1.0 / 196, 1.0 / 197, 1.0 / 198, 1.0 / 199,
-    1.0 / 200, 1.0 / 201, 1.0 / 202, 1.0 / 203, 1.0 / 204, 1.0 / 205, 1.0 / 206, 1.0 / 207,
-    1.0 / 208, 1.0 / 209, 1.0 / 210, 1.0 / 211, 1.0 / 212, 1.0 / 213, 1.0 / 214, 1.0 / 215,
-    1.0 / 216, 1.0 / 217, 1.0 / 218, 1.0 / 219, 1.0 / 220, 1.0 / 221, 1.0 / 222, 1.0 / 223,
-    1.0 / 224, 1.0 / 225, 1.0 / 226, 1.0 / 227, 1.0 / 228, 1.0 / 229, 1.0 / 230, 1.0 / 231,
-    1.0 / 232, 1.0 / 233, 1.0 / 234, 1.0 / 235, 1.0 / 236, 1.0 / 237, 1.0 / 238, 1.0 / 239,
-    1.0 / 240, 1.0 / 241, 1.0 / 242, 1.0 / 243, 1.0 / 244, 1.0 / 245, 1.0 / 246, 1.0 / 247,
-    1.0 / 248, 1.0 / 249, 1.0 / 250, 1.0 / 251, 1.0 / 252, 1.0 / 253, 1.0 / 254, 1.0 / 255,
-    1.0 / 256};
-
 /* Works out what a kernel's place fixes for its whole run: the SMs it may use, its compute
  * time and DRAM rate there, its blocks' footprint on an SM, and its waves. */
 static void kernel_place(const colo_hw_t *hw, colo_hw_kernel_t *k)
@@ -121,7 +86,7 @@ static void kernel_place(const colo_hw_t *hw, colo_hw_kernel_t *k)
     if (!(by[1] > 0 && by[1] < INT_MAX)) by[1] = k->fit; /* the block slots always count */
     for (int x = 0; x < 4; x++) {
         bool lim = by[x] > 0 && by[x] < INT_MAX;
-        k->u[x] = !lim ? 0 : by[x] <= 256 ? recip[by[x]] : 1.0 / by[x];
+        k->u[x] = lim ? 1.0 / by[x] : 0;
         k->by[x] = lim ? by[x] : 0;
     }
     k->cls_mask = 0;
@@ -240,27 +205,35 @@ static void queue_remove(colo_hw_t *hw, colo_hw_kernel_t *k)
 /* -- cohorts -- */
 
 static void on_cohort_done(void *obj, int64_t arg);
+
+/* A cohort record back to the pool. */
+static void cohort_free(colo_hw_t *hw, struct colo_hw_cohort *c)
+{
+    colo_hw__live_remove(hw, &c->link);
+    colo_hw__pool_put(&hw->cofree, &c->link);
+}
+
+/* The cohort whose occupant occ is. */
+static struct colo_hw_cohort *cohort_of(const colo_slots_occ_t *occ)
+{
+    return (struct colo_hw_cohort *)((char *)occ - offsetof(struct colo_hw_cohort, occ));
+}
+
 static void l2_stale(colo_hw_t *hw, struct colo_hw_l2 *g);
 static void l2_remove(struct colo_hw_l2 *g, colo_hw_kernel_t *k);
 
 static struct colo_hw_cohort *cohort_take(colo_hw_t *hw, colo_hw_kernel_t *k)
 {
-    struct colo_hw_cohort *c = hw->cofree;
-    if (c) {
-        hw->cofree = c->next;
-    } else {
-        if (colo_grow((void **)&hw->co_all, &hw->cap_co_all, hw->n_co_all + 1, sizeof c))
-            return NULL;
-        if (!(c = colo_malloc(sizeof *c))) return NULL;
-        hw->co_all[hw->n_co_all++] = c; /* every record, for colo_hw_fini */
-    }
+    struct colo_hw_cohort *c = colo_hw__pool_take(&hw->cofree, sizeof *c);
+    if (!c) return NULL;
+    colo_hw__live_add(hw, &c->link);
     /* every field the dispatcher reads before it sets it (no memset: one per cohort) */
     c->occ.owner = k;
     c->occ.u = k->u;
     c->occ.by = k->by;
     c->occ.fit = k->fit;
     c->occ.resident = 0;
-    c->occ.sms = c->occ.new_sms = c->occ.n_cls = 0; /* its classes' entries: up to n_cls */
+    c->occ.n_cls = 0; /* its classes' entries: up to n_cls */
     c->hw = hw;
     c->k = k;
     c->next = NULL;
@@ -317,8 +290,7 @@ static void cohort_leave(colo_hw_t *hw, struct colo_hw_cohort *c, bool heard)
         c->k = NULL;
         return;
     }
-    c->next = hw->cofree;
-    hw->cofree = c;
+    cohort_free(hw, c);
 }
 
 /* Whether a kernel other than k waits for blocks on SMs k may use. */
@@ -349,7 +321,6 @@ static void dispatch_kernel(colo_hw_t *hw, colo_hw_kernel_t *k, uint64_t mask)
             c->end_waves = (merged - c->fixed) / k->tau;
             c->per_wave = c->total = c->occ.resident;
             k->pending -= got;
-            hw->merges++;
             cohort_recut(hw, c, merged);
             return;
         }
@@ -361,8 +332,7 @@ static void dispatch_kernel(colo_hw_t *hw, colo_hw_kernel_t *k, uint64_t mask)
     }
     long long got = place(hw, c, want, mask);
     if (got == 0) {
-        c->next = hw->cofree;
-        hw->cofree = c;
+        cohort_free(hw, c);
         return;
     }
     c->per_wave = got;
@@ -414,7 +384,6 @@ static void dispatch_kernel(colo_hw_t *hw, colo_hw_kernel_t *k, uint64_t mask)
             g->running[g->n_running++] = k;
         l2_stale(hw, g);
     }
-    hw->cohorts++;
     colo_hw__note(hw, cohort_run(hw, c, cohort_target(c)));
 }
 
@@ -430,8 +399,7 @@ static void dispatch(colo_hw_t *hw)
         uint64_t m = k->cls_mask & ~blocked;
         /* (a kernel whose runs of waves fill its wave has no slot to take: nothing fits) */
         if (m && k->pending > 0) dispatch_kernel(hw, k, m);
-        if (k->pending == 0)
-            queue_remove(hw, k);
+        if (k->pending == 0) queue_remove(hw, k);
         /* a kernel at its SM cap can take no other SM: it holds back no other kernel's blocks */
         else if (!k->capped || colo_slots_owner_sms(&hw->slots, k) < k->S)
             blocked |= k->cls_mask;
@@ -469,7 +437,7 @@ static long long cut_at(const colo_hw_t *hw, const colo_hw_kernel_t *k,
 static bool cuttable(const colo_slots_occ_t *occ, void *arg)
 {
     const struct cut *x = arg;
-    const struct colo_hw_cohort *c = (const struct colo_hw_cohort *)occ; /* its first member */
+    const struct colo_hw_cohort *c = cohort_of(occ);
     bool shrink;
     return cut_at(x->hw, x->k, c, &shrink) < c->waves || shrink;
 }
@@ -483,11 +451,10 @@ static void split_runs(colo_hw_t *hw, const colo_hw_kernel_t *k)
     struct cut x = {hw, k};
     colo_slots_occ_t *occ;
     while ((occ = colo_slots_find(&hw->slots, k->cls_mask, cuttable, &x))) {
-        struct colo_hw_cohort *c = (struct colo_hw_cohort *)occ;
+        struct colo_hw_cohort *c = cohort_of(occ);
         colo_hw_kernel_t *o = c->k;
         bool shrink;
         long long keep = cut_at(hw, k, c, &shrink);
-        hw->splits++;
         if (keep < c->waves) { /* its later waves go back to the queue */
             long long kept = keep * c->per_wave;
             o->pending += c->total - kept;
@@ -599,8 +566,7 @@ static void on_cohort_done(void *obj, int64_t arg)
     struct colo_hw_cohort *c = obj;
     colo_hw_kernel_t *k = c->k;
     if (!k) { /* its kernel was stopped in the instant it ended: only the record is left */
-        c->next = c->hw->cofree;
-        c->hw->cofree = c;
+        cohort_free(c->hw, c);
         return;
     }
     colo_hw_t *hw = k->hw;

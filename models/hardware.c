@@ -54,12 +54,12 @@ int colo_hw_init(colo_hw_t *hw, const colo_gpu_t *gpu, colo_eq_t *eq)
 
 void colo_hw_fini(colo_hw_t *hw)
 {
-    while (hw->live) { /* in flight when the run stopped; queued copies are among them */
+    while (hw->live) { /* in flight when the run stopped: kernels, cohorts, copies (queued too) */
         struct colo_hw_live *l = hw->live;
         hw->live = l->next;
         colo_free(l);
     }
-    struct colo_hw_live *pools[] = {hw->kfree, hw->cfree};
+    struct colo_hw_live *pools[] = {hw->kfree, hw->cfree, hw->cofree};
     for (size_t i = 0; i < sizeof pools / sizeof pools[0]; i++)
         while (pools[i]) {
             struct colo_hw_live *l = pools[i];
@@ -70,9 +70,6 @@ void colo_hw_fini(colo_hw_t *hw)
         colo_free(hw->l2[i].running);
     for (size_t i = 0; i < hw->n_ce; i++)
         colo_free(hw->ce[i].queue);
-    for (size_t i = 0; i < hw->n_co_all; i++)
-        colo_free(hw->co_all[i]);
-    colo_free(hw->co_all);
     colo_slots_fini(&hw->slots);
     colo_free(hw->sm.sets);
     colo_free(hw->sm.classes);

@@ -65,11 +65,7 @@ typedef struct colo_hw {
     colo_slots_t slots;
     colo_hw_kernel_t *queue;
     uint64_t seq;
-    struct colo_hw_cohort *cofree;  /* cohort records to reuse */
-    struct colo_hw_cohort **co_all; /* every cohort record made */
-    size_t n_co_all, cap_co_all;
-    uint64_t cohorts; /* statistics: cohorts dispatched, splits of waves run together */
-    uint64_t splits, merges;
+    struct colo_hw_live *cofree; /* cohort records to reuse (through their link) */
     /* L2 groups: bandwidth resource, capacity in bytes, and the kernels running in them */
     struct colo_hw_l2 {
         uint32_t res;

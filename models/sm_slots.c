@@ -79,10 +79,10 @@ static void group_use(colo_slots_group_t *g)
 }
 
 /* Whether group g holds blocks of kernel k. */
-static bool group_holds(const colo_slots_group_t *g, const colo_slots_occ_t *k)
+static bool group_holds(const colo_slots_group_t *g, const void *owner)
 {
     for (int r = 0; r < g->n_res; r++)
-        if (g->res[r].o->owner == k->owner) return true;
+        if (g->res[r].o->owner == owner) return true;
     return false;
 }
 
@@ -94,7 +94,7 @@ static int group_has(const colo_slots_group_t *g, const colo_slots_occ_t *c)
 }
 
 /* Adds per blocks of cohort c on each SM of g; true when c held none there before. */
-static bool group_add(colo_slots_t *s, int i, colo_slots_occ_t *c, int per)
+static void group_add(colo_slots_t *s, int i, colo_slots_occ_t *c, int per)
 {
     colo_slots_group_t *g = &s->groups[i];
     if (!g->n_res && g->cls < 64 && s->idle[g->cls] == i) s->idle[g->cls] = -1;
@@ -109,7 +109,6 @@ static bool group_add(colo_slots_t *s, int i, colo_slots_occ_t *c, int per)
     for (int x = 0; x < 4; x++)
         g->use[x] += per * c->u[x];
     g->fit_stamp = 0;
-    return r < 0;
 }
 
 /* Group i's first n SMs stay in it; the rest become a group of their own, next after it. */
@@ -151,18 +150,15 @@ static bool same_residents(const colo_slots_group_t *a, const colo_slots_group_t
 }
 
 /* Occupant c now holds n more SMs of class cls. */
-static void occ_took(colo_slots_occ_t *c, uint32_t cls, int n, long long blocks)
+static void occ_took(colo_slots_occ_t *c, uint32_t cls, long long blocks)
 {
-    c->sms += n;
     for (int j = 0; j < c->n_cls; j++)
         if (c->cls[j].cls == cls) {
-            c->cls[j].sms += n;
             c->cls[j].blocks += blocks;
             return;
         }
     if (c->n_cls == COLO_SLOTS_MAX_CLS) return; /* cannot be: a set spans at most that many */
     c->cls[c->n_cls].cls = cls;
-    c->cls[c->n_cls].sms = n;
     c->cls[c->n_cls].blocks = blocks;
     c->n_cls++;
 }
@@ -181,7 +177,7 @@ static long long place_pass(colo_slots_t *s, colo_slots_occ_t *c, long long want
         int fit = group_fit(s, g, k);
         if (fit == 0) continue;
         /* under an SM cap, SMs that hold none of its blocks yet count against it */
-        bool held = !capped || (g->n_res && group_holds(g, k));
+        bool held = !capped || (g->n_res && group_holds(g, k->owner));
         if (!held && *room <= 0) continue;
         long long per = fit < per_max ? fit : per_max;
         long long left = want - placed;
@@ -198,21 +194,18 @@ static long long place_pass(colo_slots_t *s, colo_slots_occ_t *c, long long want
         long long whole = last < per ? m - 1 : m; /* SMs that get per each */
         if (whole > 0) {
             if (whole < n0) group_split(s, i, (int)whole);
-            bool fresh = group_add(s, i, c, (int)per);
-            occ_took(c, cls, fresh ? (int)whole : 0, whole * per);
+            group_add(s, i, c, (int)per);
+            occ_took(c, cls, whole * per);
             placed += whole * per;
         }
         if (last < per) { /* one more SM, with the rest */
             if (whole > 0) i = s->groups[i].next;
             if (s->groups[i].n > 1) group_split(s, i, 1);
-            bool fresh = group_add(s, i, c, (int)last);
-            occ_took(c, cls, fresh ? 1 : 0, last);
+            group_add(s, i, c, (int)last);
+            occ_took(c, cls, last);
             placed += last;
         }
-        if (!held) {
-            *room -= (int)m;
-            c->new_sms += (int)m;
-        }
+        if (!held) *room -= (int)m;
     }
     return placed;
 }
@@ -224,10 +217,7 @@ long long colo_slots_place(colo_slots_t *s, colo_slots_occ_t *c, long long want,
     bool capped = room >= 0;
     if (!capped) room = INT_MAX;
     s->stamp++;
-    if (!c->resident) {
-        c->sms = c->new_sms = 0;
-        c->n_cls = 0;
-    }
+    if (!c->resident) c->n_cls = 0;
     /* the common case: one block each on the first idle SMs, where the first idle group has
      * enough (what the passes below do then, without counting) */
     for (int i = s->head; i >= 0 && !c->resident && want <= room; i = s->groups[i].next) {
@@ -236,8 +226,7 @@ long long colo_slots_place(colo_slots_t *s, colo_slots_occ_t *c, long long want,
         if (g->n < want || want > INT_MAX) break;
         if (g->n > want) group_split(s, i, (int)want);
         group_add(s, i, c, 1);
-        occ_took(c, g->cls, (int)want, want);
-        if (capped) c->new_sms += (int)want;
+        occ_took(c, g->cls, want);
         c->resident = want;
         return want;
     }
@@ -305,7 +294,6 @@ void colo_slots_remove(colo_slots_t *s, colo_slots_occ_t *c)
         prev = i;
         link = &g->next;
     }
-    c->sms = c->new_sms = 0;
     c->n_cls = 0;
     c->resident = 0;
 }
@@ -313,14 +301,8 @@ void colo_slots_remove(colo_slots_t *s, colo_slots_occ_t *c)
 int colo_slots_owner_sms(const colo_slots_t *s, const void *owner)
 {
     int n = 0;
-    for (int i = s->head; i >= 0; i = s->groups[i].next) {
-        const colo_slots_group_t *g = &s->groups[i];
-        for (int r = 0; r < g->n_res; r++)
-            if (g->res[r].o->owner == owner) {
-                n += g->n;
-                break;
-            }
-    }
+    for (int i = s->head; i >= 0; i = s->groups[i].next)
+        if (group_holds(&s->groups[i], owner)) n += s->groups[i].n;
     return n;
 }
 

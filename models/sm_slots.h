@@ -24,12 +24,9 @@ typedef struct colo_slots_occ {
     int fit;           /* its blocks on an empty SM */
     /* set by colo_slots_place */
     long long resident; /* blocks on SMs */
-    int sms;            /* SMs holding them */
-    int new_sms;        /* of which held none of the owner's blocks when placed */
-    int n_cls;
+    int n_cls;          /* the classes of the SMs holding them, and its blocks on each */
     struct {
         uint32_t cls;
-        int sms;
         long long blocks;
     } cls[COLO_SLOTS_MAX_CLS];
 } colo_slots_occ_t;
@@ -64,7 +61,7 @@ void colo_slots_fini(colo_slots_t *s);
  * (the block scheduler sends a grid's blocks to the SMs with the most free resources). With
  * room >= 0, at most room SMs that hold none of o's owner's blocks are taken (an SM cap: the
  * caller counts what the owner holds, colo_slots_owner_sms); room < 0: no cap.
- * Updates o's residents, SMs and classes. Returns the blocks placed. O(groups x occupants). */
+ * Updates o's residents and classes. Returns the blocks placed. O(groups x occupants). */
 long long colo_slots_place(colo_slots_t *s, colo_slots_occ_t *o, long long want, uint64_t mask,
                            int room);
 

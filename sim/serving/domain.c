@@ -163,8 +163,6 @@ static void run_kernel(colo_stream_run_t *s)
     colo_serving_fail(sim, colo_hw_kernel_start(&sim->hw, &s->w, place, s->kernel_left,
                                                 on_hw_kernel_done, s, (int64_t)t->incarnation,
                                                 &s->kernel));
-    if (s->kernel && t->weight != 1.0)
-        colo_serving_fail(sim, colo_hw_kernel_weight(&sim->hw, s->kernel, t->weight));
 }
 
 /* Stops the stream's running kernel, keeping its progress in kernel_left. */
@@ -549,7 +547,6 @@ int colo_domain_build(colo_sim_t *sim)
         }
         if (d->kind == COLO_DOM_TIMESLICE && t->n_streams > 1) d->ts_exec = true;
         t->place = d->place;
-        t->weight = 1.0;
         /* a below-normal MPS client's kernels: their pending blocks after normal ones' (the
          * client priority acts as a stream priority; docs/sharing.md) */
         t->place.priority = c->priority ? -1 : 0;

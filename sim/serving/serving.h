@@ -116,7 +116,6 @@ typedef struct colo_tenant_run {
     size_t ctx;            /* its index in dom->members */
     colo_hw_place_t place; /* where its kernels run */
     colo_place_rates_t rates; /* and that place as numbers */
-    double weight;         /* in the solver: MPS priority */
     /* per trace (batch size) of the tenant: per op, alone at its place */
     struct colo_variant_run {
         colo_time_t *op_time;     /* kernel (with its dispatch gap) or copy time */
