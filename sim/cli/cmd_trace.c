@@ -2,6 +2,7 @@
  * another. */
 #include "cli.h"
 #include "alloc.h"
+#include "cmd_trace_kernels.h"
 #include "errors.h"
 #include "gpu.h"
 #include "gpu_catalog.h"
@@ -19,7 +20,7 @@
 static const char usage_trace[] =
     "usage: colosim trace FILE [--classes] [--on GPU[,GPU...] [--partitions] [--batch N]\n"
     "                          [--fp32-math pytorch|fp32|tf32] [--cuda-graphs]]\n"
-    "                          [--against REAL.json [--fp32-math P]]\n"
+    "                          [--against REAL.json [--fp32-math P] [--kernels[=csv]]]\n"
     "\n"
     "Validates a kernel trace (docs/traces.md) and prints what it holds: model, batch, the GPU\n"
     "it was measured on, kernels and copies, total kernel time, its provenance, and its mix of\n"
@@ -35,7 +36,12 @@ static const char usage_trace[] =
     "  --cuda-graphs  a request is one CUDA graph launch\n"
     "  --against REAL a trace of the same model measured elsewhere (another GPU, another batch):\n"
     "                 predicts it from FILE and prints predicted against measured kernel time,\n"
-    "                 by math class, with the error\n";
+    "                 by math class, with the error\n"
+    "  --kernels      with --against: also per kernel, each of REAL's kernels beside the one of\n"
+    "                 FILE it is predicted from (the i-th with the i-th when both have as many,\n"
+    "                 else paired by aligning names: docs/traces.md), then the error's median\n"
+    "                 and p90 and the 10 kernels that miss by the most, and the unpaired ones\n"
+    "  --kernels=csv  that table alone, as CSV on standard output\n";
 
 /* Per math class: kernels and their time in trace t. */
 static void print_class_mix(const colo_trace_t *t)
@@ -145,13 +151,17 @@ static int trace_on(colo_trace_t *t, const char *gpu_name, bool partitions, int 
 }
 
 /* Predicts trace real (its GPU, its batch) from trace t and prints predicted against measured
- * kernel time by math class (of t's kernels) and in all. */
-static int trace_against(colo_trace_t *t, const char *real_path, colo_fp32_math_t fp32,
+ * kernel time by math class (of t's kernels) and in all; with pairing p, per kernel too (csv:
+ * only that, as CSV). */
+static int trace_against(colo_trace_t *t, colo_trace_t *real, const char *real_path,
+                         colo_fp32_math_t fp32, const colo_cli_pairing_t *p, bool csv,
                          colo_error_t *err)
 {
-    colo_trace_t *real = NULL;
     colo_gpu_t *src = NULL, *dst = NULL;
-    int rc = colo_trace_load(real_path, &real, err);
+    size_t nk = t->n_kernels ? t->n_kernels : 1;
+    double *k_pred = colo_calloc(nk, sizeof *k_pred); /* per kernel of t */
+    colo_math_t *k_math = colo_calloc(nk, sizeof *k_math);
+    int rc = k_pred && k_math ? 0 : COLO_ENOMEM;
     if (!rc) rc = colo_gpu_open(t->gpu, NULL, NULL, &src, t->path, t->gpu_line, "gpu", err);
     if (!rc)
         rc = colo_gpu_open(real->gpu, NULL, NULL, &dst, real->path, real->gpu_line, "gpu", err);
@@ -159,7 +169,7 @@ static int trace_against(colo_trace_t *t, const char *real_path, colo_fp32_math_
     double pred[COLO_MATH_CLASSES] = {0}, meas[COLO_MATH_CLASSES] = {0}, p_all = 0;
     double f = (double)real->batch / (double)t->batch;
     colo_place_rates_t whole = colo_place_rates_of(dst, NULL, 0);
-    for (size_t i = 0; i < t->n_ops && !rc; i++) {
+    for (size_t i = 0, k = 0; i < t->n_ops && !rc; i++) {
         if (t->ops[i].type != COLO_OP_KERNEL) continue;
         colo_kernel_work_t w, wb;
         if ((rc = colo_kernel_work(&t->ops[i], src, dst, fp32, &w, t->path, i, err))) break;
@@ -168,6 +178,8 @@ static int trace_against(colo_trace_t *t, const char *real_path, colo_fp32_math_
             colo_kernel_alone_at(&wb, whole.sms, whole.dram_rate, whole.l2_rate) - wb.dispatch_ns;
         pred[wb.math] += d; /* the class it runs as on REAL's GPU */
         p_all += d;
+        k_pred[k] = d;
+        k_math[k++] = wb.math;
     }
     for (size_t i = 0; i < real->n_ops; i++)
         if (real->ops[i].type == COLO_OP_KERNEL)
@@ -175,24 +187,28 @@ static int trace_against(colo_trace_t *t, const char *real_path, colo_fp32_math_
                 (double)real->ops[i].duration;
     if (rc) goto out;
     double m_all = (double)real->kernel_time;
-    printf("  %s predicted from it (%s on %s at batch %d, fp32_math %s):\n", real_path, t->model,
-           dst->name, real->batch, colo_fp32_math_name(fp32));
-    if (strcmp(t->model, real->model) != 0)
-        printf("    note: %s is a trace of %s, not %s: this compares two models\n", real_path,
-               real->model, t->model);
-    printf("    %-8s %12s %12s %8s\n", "class", "predicted ms", "measured ms", "error");
-    for (int m = COLO_MATH_MEMORY; m < COLO_MATH_CLASSES; m++)
-        if (pred[m] > 0 || meas[m] > 0)
-            printf("    %-8s %12.3f %12.3f %7.1f%%\n", colo_math_name((colo_math_t)m),
-                   pred[m] / 1e6, meas[m] / 1e6,
-                   meas[m] > 0 ? 100 * (pred[m] - meas[m]) / meas[m] : 0.0);
-    printf("    %-8s %12.3f %12.3f %7.1f%%\n", "all", p_all / 1e6, m_all / 1e6,
-           100 * (p_all - m_all) / m_all);
-    printf(
-        "    (by the class each kernel runs as on %s: FILE's as moved there, REAL's as traced)\n",
-        dst->name);
+    if (!csv) {
+        printf("  %s predicted from it (%s on %s at batch %d, fp32_math %s):\n", real_path,
+               t->model, dst->name, real->batch, colo_fp32_math_name(fp32));
+        if (strcmp(t->model, real->model) != 0)
+            printf("    note: %s is a trace of %s, not %s: this compares two models\n", real_path,
+                   real->model, t->model);
+        printf("    %-8s %12s %12s %8s\n", "class", "predicted ms", "measured ms", "error");
+        for (int m = COLO_MATH_MEMORY; m < COLO_MATH_CLASSES; m++)
+            if (pred[m] > 0 || meas[m] > 0)
+                printf("    %-8s %12.3f %12.3f %7.1f%%\n", colo_math_name((colo_math_t)m),
+                       pred[m] / 1e6, meas[m] / 1e6,
+                       meas[m] > 0 ? 100 * (pred[m] - meas[m]) / meas[m] : 0.0);
+        printf("    %-8s %12.3f %12.3f %7.1f%%\n", "all", p_all / 1e6, m_all / 1e6,
+               100 * (p_all - m_all) / m_all);
+        printf("    (by the class each kernel runs as on %s: FILE's as moved there, REAL's as "
+               "traced)\n",
+               dst->name);
+    }
+    if (p) rc = colo_cli_trace_kernels_print(t, real, p, k_pred, k_math, dst, csv);
 out:
-    colo_trace_free(real);
+    colo_free(k_pred);
+    colo_free(k_math);
     colo_gpu_free(src);
     colo_gpu_free(dst);
     return rc;
@@ -208,11 +224,12 @@ static int cmd_trace(int argc, char **argv)
         {"fp32-math", required_argument, NULL, 'f'},
         {"cuda-graphs", no_argument, NULL, 'G'},
         {"against", required_argument, NULL, 'a'},
+        {"kernels", optional_argument, NULL, 'k'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *against = NULL;
-    bool classes = false, partitions = false, graphs = false;
+    bool classes = false, partitions = false, graphs = false, kernels = false, csv = false;
     const char *on = NULL;
     long batch = 0;
     colo_fp32_math_t fp32 = COLO_FP32_PYTORCH;
@@ -237,6 +254,13 @@ static int cmd_trace(int argc, char **argv)
         case 'a':
             against = optarg;
             break;
+        case 'k':
+            if (optarg && strcmp(optarg, "csv") != 0)
+                return colo_cli_usage_error(usage_trace,
+                                            "--kernels takes =csv or nothing, not '=%s'", optarg);
+            kernels = true;
+            csv = optarg != NULL;
+            break;
         case 'b':
             batch = strtol(optarg, &end, 10);
             if (*end || batch < 1 || batch > COLO_MAX_BATCH)
@@ -256,6 +280,10 @@ static int cmd_trace(int argc, char **argv)
                                         argv[optind - 1]);
         }
     }
+    if (kernels && !csv && argc - optind == 2 &&
+        (strcmp(argv[optind], "csv") == 0 || strcmp(argv[optind + 1], "csv") == 0))
+        return colo_cli_usage_error(usage_trace, "%s",
+                                    "--kernels=csv takes its '=': 'csv' alone reads as a FILE");
     if (argc - optind != 1)
         return colo_cli_usage_error(usage_trace, "%s", "exactly one trace FILE, please");
     if (!on && (partitions || batch || graphs))
@@ -266,6 +294,11 @@ static int cmd_trace(int argc, char **argv)
                                                : "--cuda-graphs");
     if (!on && !against && fp32 != COLO_FP32_PYTORCH)
         return colo_cli_usage_error(usage_trace, "%s", "--fp32-math goes with --on or --against");
+    if (kernels && !against)
+        return colo_cli_usage_error(usage_trace, "%s", "--kernels goes with --against REAL");
+    if (csv && (on || classes))
+        return colo_cli_usage_error(usage_trace, "--kernels=csv writes the table alone: without %s",
+                                    on ? "--on" : "--classes");
     colo_error_t err;
     colo_error_clear(&err);
     colo_trace_t *t;
@@ -291,12 +324,18 @@ static int cmd_trace(int argc, char **argv)
         colo_gpu_free(gpu);
     }
     colo_trace_t *real = NULL;
+    colo_cli_pairing_t pairing = {0};
     if (!rc && against) rc = colo_trace_load(against, &real, &err);
-    colo_trace_free(real);
+    if (!rc && kernels) rc = colo_cli_trace_pair(t, real, &pairing, &err);
     if (rc) {
         colo_cli_print_error(&err);
+        colo_trace_free(real);
         colo_trace_free(t);
         return colo_cli_exit_for(rc);
+    }
+    if (csv) { /* the table alone */
+        rc = trace_against(t, real, against, fp32, &pairing, true, &err);
+        goto out;
     }
     printf("%s: %s, batch %d, measured on %s\n", file, t->model, t->batch, t->gpu);
     printf("  %zu kernels, %.3f ms of kernel time; %zu copies (%lld bytes H2D, %lld bytes D2H)\n",
@@ -325,8 +364,13 @@ static int cmd_trace(int argc, char **argv)
     char *save = NULL;
     for (char *g = strtok_r(list, ",", &save); g && !rc; g = strtok_r(NULL, ",", &save))
         rc = trace_on(t, g, partitions, (int)batch, fp32, graphs, &err);
-    if (!rc && against) rc = trace_against(t, against, fp32, &err);
+    if (!rc && against)
+        rc = trace_against(t, real, against, fp32, kernels ? &pairing : NULL, false, &err);
+out:
+    if (rc && !err.code) colo_error_set(&err, rc, file, 0, NULL, "%s", colo_strerror(rc));
     if (rc) colo_cli_print_error(&err);
+    colo_cli_pairing_free(&pairing);
+    colo_trace_free(real);
     colo_trace_free(t);
     return rc ? colo_cli_exit_for(rc) : 0;
 }
