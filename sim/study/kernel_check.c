@@ -328,7 +328,8 @@ static int by_src_time(const void *a, const void *b)
 
 /* One cell's trace: up to per_cell of its ops, evenly spaced by their time on the source. */
 static int derive_cell(const colo_kcheck_t *k, size_t a, size_t b, int c, const char *dir,
-                       const char *rel, size_t per_cell, FILE *cfg, colo_error_t *err)
+                       const char *rel, size_t per_cell, FILE *cfg, int *n_cases,
+                       colo_error_t *err)
 {
     const colo_kcell_t *x = &k->cell[a][b][c];
     colo_kpick_t *p = colo_malloc(x->n * sizeof *p);
@@ -342,7 +343,7 @@ static int derive_cell(const colo_kcheck_t *k, size_t a, size_t b, int c, const 
     colo_trace_t *t = colo_trace_new(model, 1, k->gpu[a]);
     int rc = t ? 0 : COLO_ENOMEM;
     size_t m = x->n < per_cell ? x->n : per_cell;
-    double sum_dst = 0;
+    double sum_dst = 0, sum_pred = 0;
     char ops[256] = "";
     for (size_t i = 0; !rc && i < m; i++) {
         const colo_kpick_t *q = &p[m > 1 ? i * (x->n - 1) / (m - 1) : 0];
@@ -352,6 +353,7 @@ static int derive_cell(const colo_kcheck_t *k, size_t a, size_t b, int c, const 
         op.line = 0;
         rc = colo_trace_append(t, &op);
         sum_dst += q->dst_ns;
+        sum_pred += q->pred_ns;
         const char *name = colo_ns_op_name(q->table->op);
         if (!strstr(ops, name) && strlen(ops) + strlen(name) + 3 < sizeof ops) {
             if (ops[0]) strcat(ops, ", ");
@@ -380,14 +382,20 @@ static int derive_cell(const colo_kcheck_t *k, size_t a, size_t b, int c, const 
     }
     if (!rc)
         fprintf(cfg,
-                "  { id = \"neusight.%s.%s_to_%s\"; category = \"kernels\";\n"
+                "%s  { id = \"neusight.%s.%s_to_%s\"; category = \"kernels\";\n"
                 "    what = \"%zu %s ops (%s): %s kernel time predicted from %s (ms)\";\n"
                 "    published = %.4f; from = \"sum of the same ops' latencies on %s, each less "
                 "half the table's shortest\";\n"
-                "    trace = \"%s/%s.json\"; gpu = \"%s\"; metric = \"kernels_ms\"; },\n",
-                colo_ns_class_name((colo_ns_class_t)c), k->gpu[a], k->gpu[b], m,
+                "    trace = \"%s/%s.json\"; gpu = \"%s\"; metric = \"kernels_ms\";%s }",
+                *n_cases ? ",\n" : "", colo_ns_class_name((colo_ns_class_t)c), k->gpu[a], k->gpu[b], m,
                 colo_ns_class_name((colo_ns_class_t)c), ops, k->device[b], k->device[a],
-                sum_dst / 1e6, k->device[b], rel, model, k->gpu[b]);
+                sum_dst / 1e6, k->device[b], rel, model, k->gpu[b],
+                fabs(sum_pred / sum_dst - 1) > 0.4
+                    ? "\n    cause = \"the kernel model's sustained FP32 rates of the two GPUs, and "
+                      "the other kernels the target's libraries run for these shapes "
+                      "(docs/validation.md, 'Kernels across GPUs')\";"
+                    : "");
+    if (!rc) ++*n_cases;
     colo_trace_free(t);
     colo_free(p);
     return rc;
@@ -396,12 +404,12 @@ static int derive_cell(const colo_kcheck_t *k, size_t a, size_t b, int c, const 
 int colo_kcheck_derive(const colo_kcheck_t *k, const char *dir, const char *rel, size_t per_cell,
                        FILE *cfg, colo_error_t *err)
 {
-    int rc = 0;
+    int rc = 0, n_cases = 0;
     for (int c = 0; !rc && c < COLO_NS_CLASSES; c++)
         for (size_t a = 0; !rc && a < k->n_gpus; a++)
             for (size_t b = 0; !rc && b < k->n_gpus; b++)
                 if (k->cell[a][b][c].n >= 20)
-                    rc = derive_cell(k, a, b, c, dir, rel, per_cell, cfg, err);
+                    rc = derive_cell(k, a, b, c, dir, rel, per_cell, cfg, &n_cases, err);
     if (rc == COLO_ENOMEM) colo_error_set(err, COLO_ENOMEM, dir, 0, NULL, "out of memory");
     return rc;
 }

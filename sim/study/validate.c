@@ -12,7 +12,8 @@
 #include <string.h>
 
 const char *const colo_vcategories[] = {"alone", "cross_gpu",  "batch",      "mig",      "mps",
-                                        "green", "colocation", "saturation", "green_bw", NULL};
+                                        "green", "colocation", "saturation", "green_bw", "kernels",
+                                        NULL};
 
 /* ---- reading ---------------------------------------------------------------------------- */
 
@@ -236,7 +237,7 @@ static int read_case(const colo_cfg_reader_t *r, const config_setting_t *g, cons
     if (!known)
         return colo_cfg_error(r, config_setting_get_member(g, "category"), COLO_EINVAL,
                               "'%s': one of alone, cross_gpu, batch, mig, mps, green, "
-                              "colocation, saturation, green_bw",
+                              "colocation, saturation, green_bw, kernels",
                               c->category);
     for (const char *p = c->id; *p; p++)
         if (!(isalnum((unsigned char)*p) || strchr("._-+", *p)))

@@ -13,7 +13,8 @@
 static const char *const op_names[COLO_NS_OPS] = {"bmm",  "linear", "conv", "softmax",
                                                   "ln",   "add",    "addu", "mul",
                                                   "relu", "gelu",   "tanh"};
-static const char *const class_names[COLO_NS_CLASSES] = {"gemm", "conv", "memory"};
+static const char *const class_names[COLO_NS_CLASSES] = {"gemm", "conv", "elementwise",
+                                                         "softmax_ln"};
 
 const char *colo_ns_op_name(colo_ns_op_t op)
 {
@@ -22,7 +23,10 @@ const char *colo_ns_op_name(colo_ns_op_t op)
 
 colo_ns_class_t colo_ns_op_class(colo_ns_op_t op)
 {
-    return op <= COLO_NS_LINEAR ? COLO_NS_GEMM : op == COLO_NS_CONV ? COLO_NS_CONVS : COLO_NS_MEMORY;
+    return op <= COLO_NS_LINEAR                      ? COLO_NS_GEMM
+           : op == COLO_NS_CONV                      ? COLO_NS_CONVS
+           : op == COLO_NS_SOFTMAX || op == COLO_NS_LN ? COLO_NS_ROWS
+                                                     : COLO_NS_ELEMENTWISE;
 }
 
 const char *colo_ns_class_name(colo_ns_class_t c)
@@ -95,7 +99,7 @@ void colo_ns_row_op(const colo_ns_table_t *t, const colo_ns_row_t *r, colo_op_t 
     op->shared_bytes = -1;
     op->duration = colo_time_from_ns(r->latency_ns);
     op->kclass =
-        colo_ns_op_class(t->op) == COLO_NS_MEMORY ? COLO_KCLASS_MEMORY : COLO_KCLASS_COMPUTE;
+        colo_ns_op_class(t->op) >= COLO_NS_ELEMENTWISE ? COLO_KCLASS_MEMORY : COLO_KCLASS_COMPUTE;
     op->math = COLO_MATH_AUTO;
     op->flops = colo_ns_flops(t->op, r->shape);
     op->dram_bytes = colo_ns_bytes(t->op, r->shape);

@@ -24,9 +24,15 @@ typedef enum colo_ns_op {
     COLO_NS_OPS
 } colo_ns_op_t;
 
-/* The op classes results are reported by: matrix products (bmm, linear), convolutions, and
- * memory-bound ops (softmax, layer norm, elementwise). */
-typedef enum colo_ns_class { COLO_NS_GEMM, COLO_NS_CONVS, COLO_NS_MEMORY, COLO_NS_CLASSES } colo_ns_class_t;
+/* The op classes results are reported by: matrix products (bmm, linear), convolutions,
+ * elementwise ops, and row reductions (softmax, layer norm); the last two are memory-bound. */
+typedef enum colo_ns_class {
+    COLO_NS_GEMM,
+    COLO_NS_CONVS,
+    COLO_NS_ELEMENTWISE,
+    COLO_NS_ROWS,
+    COLO_NS_CLASSES
+} colo_ns_class_t;
 
 #define COLO_NS_SHAPE 7
 
