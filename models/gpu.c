@@ -12,7 +12,7 @@
 #include <string.h>
 
 /* Table-driven reading: each group is a list of fields stored at an offset in colo_gpu_t. */
-enum kind { K_INT, K_LLONG, K_DOUBLE, K_US_TIME, K_STRING };
+enum kind { K_INT, K_LLONG, K_DOUBLE, K_US_TIME, K_STRING, K_BOOL };
 
 struct field {
     const char *key;
@@ -43,7 +43,7 @@ static const struct field sm_fields[] = {
     F("clock_mhz", K_DOUBLE, sm.clock_mhz, POS),
     F("tensor_clock_mhz", K_DOUBLE, sm.tensor_clock_mhz, COLO_CFG_POSITIVE),
     F("fp32_lanes", K_INT, sm.fp32_lanes, POS),
-    F("tensor_fp16_flops_per_clock", K_INT, sm.tensor_fp16_flops_per_clock, POS),
+    F("tensor_fp16_flops_per_clock", K_INT, sm.tensor_fp16_flops_per_clock, NONNEG),
     {NULL, K_INT, 0, 0},
 };
 static const struct field l2_fields[] = {
@@ -114,11 +114,13 @@ static const struct field mps_fields[] = {
     F("max_clients", K_INT, mps.max_clients, POS),
     F("max_clients_cuda_13_1", K_INT, mps.max_clients_cuda_13_1, POS),
     F("sm_granularity", K_INT, mps.sm_granularity, POS),
+    F("volta", K_BOOL, mps.volta, 0),
     {NULL, K_INT, 0, 0},
 };
 static const struct field green_fields[] = {
     F("min_sms", K_INT, green.min_sms, POS),
     F("alignment", K_INT, green.alignment, POS),
+    F("supported", K_BOOL, green.supported, 0),
     {NULL, K_INT, 0, 0},
 };
 
@@ -174,6 +176,9 @@ static int read_group(const colo_cfg_reader_t *r, const config_setting_t *root, 
         case K_STRING:
             rc = colo_cfg_string(r, g, f->key, f->flags, &sv);
             if (rc == 0 && !(*(char **)dst = colo_strdup(sv))) rc = COLO_ENOMEM;
+            break;
+        case K_BOOL: /* absent: the default read_gpu set */
+            rc = colo_cfg_bool(r, g, f->key, f->flags, (bool *)dst);
             break;
         }
         if (rc < 0) return rc;
@@ -308,6 +313,8 @@ static int read_gpu(const colo_cfg_reader_t *r, const char *path, const config_s
         !(gpu->arch = colo_strdup(arch)) || !(gpu->compute_capability = colo_strdup(cc)) ||
         !(gpu->path = colo_strdup(path)))
         return COLO_ENOMEM;
+    gpu->mps.volta = true; /* optional keys, true unless the file says otherwise */
+    gpu->green.supported = true;
     for (size_t i = 0; i < sizeof groups / sizeof groups[0]; i++)
         if ((rc = read_group(r, root, groups[i].name, groups[i].fields, groups[i].flags, gpu)))
             return rc;

@@ -40,7 +40,9 @@ typedef struct colo_gpu {
         int register_alloc_unit, shared_bytes, max_shared_per_block, reserved_shared_per_block;
         double clock_mhz;
         double tensor_clock_mhz; /* the clock tensor peaks are quoted at; 0: clock_mhz */
-        int fp32_lanes, tensor_fp16_flops_per_clock;
+        int fp32_lanes;
+        int tensor_fp16_flops_per_clock;   /* FP16 rate, dense; 0: no FP16 unit worth using
+                                            * (GP104's 1:64 FP16): FP16 kernels run as FP32 */
         double fp32_gflops, tensor_gflops; /* measured per-SM rates; 0: from clock and lanes */
         /* dense peak operations per SM and clock by math class (the file's math group, FP32
          * from fp32_lanes, FP16 from tensor_fp16_flops_per_clock); 0: no such unit */
@@ -82,9 +84,13 @@ typedef struct colo_gpu {
     } timeslice;
     struct {
         int max_clients, max_clients_cuda_13_1, sm_granularity;
+        bool volta; /* Volta MPS (CC 7.0+): per-client SM limits (active thread percentage,
+                     * static SM partitions); false: pre-Volta MPS, which has none (file key
+                     * mps.volta, default true) */
     } mps;
     struct {
         int min_sms, alignment;
+        bool supported; /* the driver offers Green Contexts (green.supported, default true) */
     } green;
     struct {
         bool supported;

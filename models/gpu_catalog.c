@@ -8,6 +8,7 @@
 #include "errors.h"
 #include "version.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <dlfcn.h>
 #include <stdio.h>
@@ -235,6 +236,16 @@ int colo_gpu_open(const char *name, const char *base_dir, const char *calibratio
     return 0;
 }
 
+/* name holds w as a word of its own ("NVIDIA L4", not "NVIDIA L40S"; "Tesla P4", not "P40") */
+static int has_word(const char *name, const char *w)
+{
+    size_t n = strlen(w);
+    for (const char *p = strstr(name, w); p; p = strstr(p + 1, w))
+        if ((p == name || !isalnum((unsigned char)p[-1])) && !isalnum((unsigned char)p[n]))
+            return 1;
+    return 0;
+}
+
 const char *colo_gpu_guess(const char *name, double gib, int sms)
 {
     if (!name) return NULL;
@@ -246,8 +257,22 @@ const char *colo_gpu_guess(const char *name, double gib, int sms)
         if (strstr(name, "PCIe") || sms == 114) return "h100-pcie";
         return sms == 0 || sms == 132 ? "h100-sxm" : NULL;
     }
-    if (strstr(name, "A100")) return gib > 50 ? "a100-80gb" : "a100-40gb";
-    if (strstr(name, "V100")) return "v100-sxm2";
+    int pcie = strstr(name, "PCIE") || strstr(name, "PCIe");
+    if (strstr(name, "A100")) {
+        /* "NVIDIA A100-PCIE-40GB" and "NVIDIA A100 80GB PCIe" have files of their own */
+        if (gib > 50 || strstr(name, "80GB")) return pcie ? "a100-80gb-pcie" : "a100-80gb";
+        return pcie ? "a100-pcie-40gb" : "a100-40gb";
+    }
+    if (strstr(name, "V100S")) return NULL; /* 1597 MHz and 1134 GB/s: no file of its own */
+    /* "Tesla V100-PCIE-32GB"; the 16 GB PCIe board differs only in memory size */
+    if (strstr(name, "V100")) return pcie ? "v100-pcie-32gb" : "v100-sxm2";
+    /* "Tesla P100-PCIE-16GB"; the 12 GB board has 3 of 4 HBM2 stacks (549 GB/s), the SXM2
+     * board higher clocks: neither has a file */
+    if (strstr(name, "P100"))
+        return pcie && !strstr(name, "12GB") && !(gib > 0 && gib < 13) ? "tesla-p100-pcie" : NULL;
+    if (has_word(name, "T4")) return "tesla-t4"; /* "Tesla T4" */
+    if (has_word(name, "P4")) return "tesla-p4"; /* "Tesla P4" */
+    if (has_word(name, "L4")) return "l4";       /* "NVIDIA L4" */
     if (strstr(name, "Orin")) return "orin-agx";
     /* "NVIDIA Thor" (CUDA's name for the T5000's iGPU, 20 SMs); other Thor modules have fewer */
     if (strstr(name, "Thor")) return sms == 0 || sms == 20 ? "jetson-agx-thor" : NULL;

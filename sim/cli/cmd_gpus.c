@@ -109,10 +109,17 @@ static void print_gpu(const colo_gpu_t *g)
            (double)g->timeslice.default_ns / 1e3, (double)g->timeslice.short_ns / 1e3,
            (double)g->timeslice.medium_ns / 1e3, (double)g->timeslice.long_ns / 1e3,
            (double)g->timeslice.switch_ns / 1e3);
-    printf("  MPS         %d clients (%d from CUDA 13.1), SM granularity %d\n", g->mps.max_clients,
-           g->mps.max_clients_cuda_13_1, g->mps.sm_granularity);
-    printf("  green ctx   at least %d SMs, in multiples of %d\n", g->green.min_sms,
-           g->green.alignment);
+    if (g->mps.volta)
+        printf("  MPS         %d clients (%d from CUDA 13.1), SM granularity %d\n",
+               g->mps.max_clients, g->mps.max_clients_cuda_13_1, g->mps.sm_granularity);
+    else
+        printf("  MPS         pre-Volta: %d clients, no per-client SM limits\n",
+               g->mps.max_clients);
+    if (g->green.supported)
+        printf("  green ctx   at least %d SMs, in multiples of %d\n", g->green.min_sms,
+               g->green.alignment);
+    else
+        printf("  green ctx   not supported\n");
     if (!g->mig.supported) {
         printf("  MIG         not supported\n");
         return;

@@ -41,6 +41,17 @@ static int memory_fits(const colo_cfg_reader_t *r, const config_setting_t *root,
     return 0;
 }
 
+/* The error for a scenario that asks pre-Volta MPS (the GPU file's mps.volta = false) for a
+ * per-client SM limit: only Volta MPS provisions execution resources (CUDA MPS docs). */
+static int needs_volta_mps(const colo_cfg_reader_t *r, const config_setting_t *at,
+                           const colo_gpu_t *g, const char *what)
+{
+    return colo_cfg_error(r, at, COLO_EUNSUPPORTED,
+                          "%s needs Volta MPS (compute capability 7.0 or later); %s has only "
+                          "pre-Volta MPS, without per-client SM limits (mps.volta = false in %s)",
+                          what, g->name, g->path);
+}
+
 /* One MPS server with the tenants in list on SMs [first, first + sms), at most limit clients. */
 static int mps_server(const colo_cfg_reader_t *r, const config_setting_t *root, colo_scenario_t *sc,
                       const size_t *list, size_t n, int first, int sms, int limit,
@@ -52,9 +63,18 @@ static int mps_server(const colo_cfg_reader_t *r, const config_setting_t *root, 
                               "%zu MPS clients on %s; one server takes at most %d (CUDA %s%s)", n,
                               where, limit, sc->sharing.cuda_13_1 ? "13.1" : "13.0",
                               sc->sharing.mode == COLO_SHARE_MIG ? ", scaled to the instance" : "");
+    if (!g->mps.volta && sc->sharing.static_partitions)
+        return needs_volta_mps(r,
+                               config_setting_get_member(config_setting_get_member(root, "sharing"),
+                                                         "static_partitions"),
+                               g, "sharing.static_partitions (MPS static SM partitions)");
     int gran = g->mps.sm_granularity, cursor = first;
     for (size_t i = 0; i < n; i++) {
         colo_tenant_cfg_t *t = &sc->tenants[list[i]];
+        if (!g->mps.volta && t->active_thread_percentage < 100)
+            return needs_volta_mps(r, tenant_key(root, list[i], "active_thread_percentage"), g,
+                                   "an active_thread_percentage below 100 (an MPS client SM "
+                                   "limit)");
         if (sc->sharing.static_partitions) {
             if (!t->sms_asked)
                 return colo_cfg_error(r, tenant_key(root, list[i], "sms"), COLO_EINVAL,
@@ -86,6 +106,11 @@ int colo_layout_mps_cap(const colo_gpu_t *g, int sms, int percentage)
 static int green(const colo_cfg_reader_t *r, const config_setting_t *root, colo_scenario_t *sc)
 {
     const colo_gpu_t *g = sc->gpu;
+    if (!g->green.supported)
+        return colo_cfg_error(
+            r, config_setting_get_member(config_setting_get_member(root, "sharing"), "mode"),
+            COLO_EUNSUPPORTED, "%s has no Green Contexts (green.supported = false in %s)", g->name,
+            g->path);
     int align = g->green.alignment, min = g->green.min_sms, sms = g->sm.count, cursor = 0;
     int even = sms / (int)sc->n_tenants / align * align;
     for (size_t i = 0; i < sc->n_tenants; i++) {

@@ -111,6 +111,10 @@ static int choose_part(colo_cluster_t *c, size_t model, size_t t, colo_cluster_p
         if (c->mode == COLO_SHARE_MIG && !g->mig.supported)
             return colo_error_set(c->err, COLO_EUNSUPPORTED, c->path, 0, "sharing.mode",
                                   "%s does not support MIG", g->name);
+        if (c->mode == COLO_SHARE_GREEN && !g->green.supported)
+            return colo_error_set(c->err, COLO_EUNSUPPORTED, c->path, 0, "sharing.mode",
+                                  "%s has no Green Contexts (green.supported = false in %s)",
+                                  g->name, g->path);
         size_t n = candidate_parts(c, g, mem, cand, 160), pick;
         if (n == 0)
             return colo_error_set(c->err, COLO_ERANGE, c->path, 0, "memory_gib",

@@ -4,15 +4,32 @@
 #include "helpers.h"
 
 #include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 TestSuite(gpu, .init = test_init);
 
 Test(gpu, every_shipped_description_loads)
 {
-    static const char *const expected[] = {
-        "a100-40gb",       "a100-80gb", "h100-pcie",    "h100-sxm",  "h200",
-        "jetson-agx-thor", "orin-agx",  "rtx-6000-ada", "rtx-a6000", "v100-sxm2"};
+    static const char *const expected[] = {"a100-40gb",
+                                           "a100-80gb",
+                                           "a100-80gb-pcie",
+                                           "a100-pcie-40gb",
+                                           "h100-pcie",
+                                           "h100-sxm",
+                                           "h200",
+                                           "jetson-agx-thor",
+                                           "l4",
+                                           "orin-agx",
+                                           "rtx-6000-ada",
+                                           "rtx-a6000",
+                                           "tesla-p100-pcie",
+                                           "tesla-p4",
+                                           "tesla-t4",
+                                           "v100-pcie-32gb",
+                                           "v100-sxm2"};
     const size_t n_expected = sizeof expected / sizeof *expected;
     char **names;
     size_t n;
@@ -187,6 +204,18 @@ Test(gpu, every_gpu_file_is_guessed_from_its_device)
         {"NVIDIA RTX A6000", 0, 84, "rtx-a6000"}, /* memory as reported not found: 0 */
         {"NVIDIA RTX 6000 Ada Generation", 47.99, 142, "rtx-6000-ada"}, /* nvidia-smi: 49,140 MiB */
         {"NVIDIA Thor", 0, 20, "jetson-agx-thor"},
+        /* NeuSight's device names (its device_configs "Device") and nvidia-smi's */
+        {"Tesla T4", 15.0, 40, "tesla-t4"},
+        {"Tesla P4", 8.0, 20, "tesla-p4"},
+        {"Tesla P40", 24.0, 30, NULL},
+        {"Tesla P100-PCIE-16GB", 16.0, 56, "tesla-p100-pcie"},
+        {"Tesla P100-PCIE-12GB", 12.0, 56, NULL}, /* 3 HBM2 stacks, 549 GB/s */
+        {"Tesla V100-PCIE-32GB", 32.0, 80, "v100-pcie-32gb"},
+        {"Tesla V100S-PCIE-32GB", 32.0, 80, NULL},
+        {"NVIDIA A100-PCIE-40GB", 39.4, 108, "a100-pcie-40gb"}, /* 40339 MiB */
+        {"NVIDIA A100 80GB PCIe", 80.0, 108, "a100-80gb-pcie"}, /* 81920 MiB */
+        {"NVIDIA L4", 22.0, 58, "l4"},
+        {"NVIDIA L40S", 44.4, 142, NULL},
         {"NVIDIA H100 NVL", 93.1, 132, NULL}, /* no file of its own */
         {"NVIDIA RTX PRO 6000 Blackwell Workstation Edition", 0, 0, NULL},
         {"NVIDIA Thor", 0, 14, NULL}, /* a Thor module with fewer SMs than the T5000 */
@@ -199,4 +228,145 @@ Test(gpu, every_gpu_file_is_guessed_from_its_device)
             cr_expect(got && strcmp(got, boards[i].file) == 0, "%s guessed as %s",
                       boards[i].reported, got ? got : "none");
     }
+}
+
+/* The seven PCIe boards (NeuSight's training GPUs and their successors): each file loads, and the
+ * peaks it derives are the datasheet's to 1 %: FP32 as colo_gpu_math_rate x SMs, DRAM as
+ * colo_gpu_dram_rate / achievable_fraction, and the FP16 rate (tensor cores, or the P100's half2
+ * CUDA cores). Datasheet figures as each file's header cites them. */
+static void expect_near(double got, double want, double tol, const char *what, const char *gpu)
+{
+    cr_expect(got > want * (1 - tol) && got < want * (1 + tol), "%s %s: %.4g, datasheet %.4g", gpu,
+              what, got, want);
+}
+
+Test(gpu, pcie_boards_match_their_datasheets)
+{
+    static const struct {
+        const char *name, *cc;
+        int sms;
+        double fp32_tflops, fp16_tflops, gbps, tol; /* fp16 0: runs as FP32 */
+    } boards[] = {
+        {"tesla-t4", "7.5", 40, 8.1, 65.0, 320.0, 0.01},
+        /* NVIDIA rounds the P4's 2560 x 2 x 1.063 GHz = 5.44 TFLOPS up to 5.5 (its 21.8 INT8 TOPS,
+         * checked below, is the same clock's) */
+        {"tesla-p4", "6.1", 20, 5.5, 0, 192.0, 0.011},
+        {"tesla-p100-pcie", "6.0", 56, 9.3, 18.7, 732.0, 0.01},
+        {"v100-pcie-32gb", "7.0", 80, 14.0, 112.0, 900.0, 0.01},
+        {"a100-pcie-40gb", "8.0", 108, 19.5, 312.0, 1555.0, 0.01},
+        {"a100-80gb-pcie", "8.0", 108, 19.5, 312.0, 1935.0, 0.01},
+        {"l4", "8.9", 58, 30.3, 121.0, 300.0, 0.01},
+    };
+    for (size_t i = 0; i < sizeof boards / sizeof *boards; i++) {
+        colo_gpu_t *g = open_gpu(boards[i].name);
+        cr_expect_str_eq(g->compute_capability, boards[i].cc, "%s", boards[i].name);
+        cr_expect_eq(g->sm.count, boards[i].sms, "%s", boards[i].name);
+        expect_near(colo_gpu_math_rate(g, COLO_MATH_FP32) * g->sm.count / 1e3,
+                    boards[i].fp32_tflops, boards[i].tol, "FP32 TFLOPS", boards[i].name);
+        expect_near(colo_gpu_dram_rate(g) / g->memory.achievable_fraction, boards[i].gbps, 0.01,
+                    "DRAM GB/s", boards[i].name);
+        if (boards[i].fp16_tflops > 0)
+            expect_near(colo_gpu_math_rate(g, COLO_MATH_FP16) * g->sm.count / 1e3,
+                        boards[i].fp16_tflops, 0.01, "FP16 TFLOPS", boards[i].name);
+        else
+            cr_expect_eq(colo_gpu_math_runs_as(g, COLO_MATH_FP16), COLO_MATH_FP32, "%s",
+                         boards[i].name);
+        cr_expect_leq(g->memory.achievable_fraction, 1.0);
+        cr_expect_eq(g->mig.supported, strstr(boards[i].name, "a100") != NULL, "%s: MIG",
+                     boards[i].name);
+        cr_expect_eq(g->mps.volta, boards[i].cc[0] >= '7', "%s: Volta MPS from CC 7.0",
+                     boards[i].name);
+        cr_expect(g->green.supported, "%s: Green Contexts (CUDA 12.4 driver API: CC 6.X up)",
+                  boards[i].name);
+        colo_gpu_free(g);
+    }
+    /* the math classes the architectures lack fall back; the ones they have keep their rates */
+    colo_gpu_t *t4 = open_gpu("tesla-t4"), *p4 = open_gpu("tesla-p4"),
+               *p100 = open_gpu("tesla-p100-pcie"), *l4 = open_gpu("l4");
+    cr_expect_eq(colo_gpu_math_runs_as(t4, COLO_MATH_BF16), COLO_MATH_FP32, "no BF16 on Turing");
+    cr_expect_eq(colo_gpu_math_runs_as(t4, COLO_MATH_TF32), COLO_MATH_FP32, "no TF32 on Turing");
+    expect_near(colo_gpu_math_rate(t4, COLO_MATH_INT8) * 40 / 1e3, 130.0, 0.01, "INT8 TOPS", "T4");
+    expect_near(colo_gpu_math_rate(p4, COLO_MATH_INT8) * 20 / 1e3, 21.8, 0.01, "INT8 TOPS", "P4");
+    cr_expect_eq(colo_gpu_math_runs_as(p4, COLO_MATH_FP8), COLO_MATH_FP32);
+    cr_expect_eq(colo_gpu_math_runs_as(p100, COLO_MATH_INT8), COLO_MATH_FP16, "no INT8 on GP100");
+    expect_near(colo_gpu_math_rate(p100, COLO_MATH_FP64) * 56 / 1e3, 4.7, 0.01, "FP64", "P100");
+    expect_near(colo_gpu_math_rate(l4, COLO_MATH_FP8) * 58 / 1e3, 242.0, 0.01, "FP8 TFLOPS", "L4");
+    cr_expect_eq(p4->mps.max_clients, 16, "pre-Volta MPS: 16 clients");
+    cr_expect_eq(p100->green.min_sms, 1, "CC 6.X: Green Contexts from 1 SM");
+    cr_expect_eq(t4->green.min_sms, 2, "CC 7.X: 2 SMs");
+    cr_expect_eq(l4->green.min_sms, 4, "CC 8.X: 4 SMs");
+    cr_expect_eq(t4->sm.max_threads, 1024, "CC 7.5: 1024 threads per SM");
+    cr_expect_eq(p4->sm.max_shared_per_block, 48 * 1024, "CC 6.1: 48 KB per block");
+    colo_gpu_free(t4);
+    colo_gpu_free(p4);
+    colo_gpu_free(p100);
+    colo_gpu_free(l4);
+}
+
+static void scenario_fails_with(const char *path, const char *const *sets, size_t n,
+                                const char *const *parts)
+{
+    colo_error_t err;
+    colo_error_clear(&err);
+    colo_scenario_t *sc = NULL;
+    char msg[2048];
+    cr_assert_lt(colo_scenario_load(path, sets, n, &sc, &err), 0);
+    cr_assert_null(sc);
+    colo_error_format(&err, msg, sizeof msg);
+    for (size_t i = 0; parts[i]; i++)
+        cr_expect(strstr(msg, parts[i]), "'%s' not in: %s", parts[i], msg);
+}
+
+/* A scenario that asks pre-Volta MPS for a per-client SM limit, or Green Contexts of a GPU without
+ * them, is refused with the GPU file and the key that says so. */
+Test(gpu, mechanisms_the_gpu_lacks_are_refused)
+{
+    const char *caps = src_path("scenarios/mps_caps_h100.cfg");
+    const char *on_p100[] = {"gpu=tesla-p100-pcie"};
+    const char *const cap_msg[] = {"active_thread_percentage", "Volta MPS", "mps.volta = false",
+                                   "tesla-p100-pcie.cfg", NULL};
+    scenario_fails_with(caps, on_p100, 1, cap_msg);
+    const char *uncapped[] = {"gpu=tesla-p100-pcie", "tenants.bert.active_thread_percentage=100"};
+    colo_error_t err;
+    colo_error_clear(&err);
+    colo_scenario_t *sc = NULL;
+    cr_expect_eq(colo_scenario_load(caps, uncapped, 2, &sc, &err), 0,
+                 "pre-Volta MPS without limits runs: %s", err.text);
+    colo_scenario_free(sc);
+    const char *static_p100[] = {"gpu=tesla-p100-pcie", "sharing.cuda=13.1",
+                                 "sharing.static_partitions=true",
+                                 "tenants.bert.active_thread_percentage=100"};
+    const char *const static_msg[] = {"static_partitions", "mps.volta = false",
+                                      "tesla-p100-pcie.cfg", NULL};
+    scenario_fails_with(caps, static_p100, 4, static_msg);
+
+    /* a copy of tesla-t4.cfg that says it has no Green Contexts */
+    char dir[] = "/tmp/colo_test_gpu_XXXXXX", file[256], text[16384];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(file, sizeof file, "%s/tesla-t4.cfg", dir);
+    FILE *in = fopen(src_path("models/gpus/tesla-t4.cfg"), "r");
+    cr_assert_not_null(in);
+    size_t len = fread(text, 1, sizeof text - 1, in);
+    fclose(in);
+    text[len] = '\0';
+    char *green = strstr(text, "green = {");
+    cr_assert_not_null(green);
+    FILE *out = fopen(file, "w");
+    cr_assert_not_null(out);
+    fprintf(out, "%.*sgreen = {\n  supported = false;%s", (int)(green - text), text,
+            green + strlen("green = {"));
+    fclose(out);
+    colo_gpu_t *g = NULL;
+    cr_assert_eq(colo_gpu_load(file, &g, &err), 0, "%s", err.text);
+    cr_expect_not(g->green.supported);
+    cr_expect(g->mps.volta, "absent: true");
+    colo_gpu_free(g);
+    char gpu_set[300];
+    snprintf(gpu_set, sizeof gpu_set, "gpu=%s", file);
+    const char *green_sets[] = {gpu_set, "tenants.resnet50.sms=8", "tenants.transformer_xl.sms=16"};
+    const char *const green_msg[] = {"sharing.mode", "no Green Contexts", "green.supported = false",
+                                     file, NULL};
+    scenario_fails_with(src_path("scenarios/green_contexts_h100.cfg"), green_sets, 3, green_msg);
+    remove(file);
+    rmdir(dir);
 }
