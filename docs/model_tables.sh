@@ -32,6 +32,20 @@ for t in $traces; do
 done
 echo
 
+echo "### Each trace on the GPUs people deploy inference on (kernels ms / request ms)"
+echo
+echo "| trace | measured on | traced kernels ms | tesla-t4 | l4 | a100-80gb-pcie | h100-sxm |"
+echo "|---|---|---:|---:|---:|---:|---:|"
+for t in $traces; do
+    row="| $(name "$t") | $(jq -r .gpu "$t") | $("$colosim" trace "$t" | awk '/ms of kernel time/ {print $3}')"
+    for g in tesla-t4 l4 a100-80gb-pcie h100-sxm; do
+        r=$(on "$t" $g | field "whole GPU" 3)/$(on "$t" $g | field "whole GPU" 4)
+        row="$row | ${r/\// / }"
+    done
+    echo "$row |"
+done
+echo
+
 echo "### The real pairs: one trace predicted from the other (kernel time, ms)"
 echo
 echo "| predicted from | measured | predicted ms | measured ms | error |"

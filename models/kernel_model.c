@@ -28,6 +28,10 @@ double colo_kernel_compute_ns(const colo_kernel_work_t *w, int sms)
 double colo_kernel_memory_rate(const colo_kernel_work_t *w, int sms, double dram_rate)
 {
     double ceiling = colo_kernel_sms_used(w, sms) * w->per_sm_rate;
+    if (w->mem_eff > 0) { /* its loads in flight: a share of what the SMs and the GPU allow */
+        ceiling *= w->mem_eff;
+        if (w->mem_cap < dram_rate) dram_rate = w->mem_cap;
+    }
     return ceiling < dram_rate ? ceiling : dram_rate;
 }
 
@@ -39,8 +43,7 @@ double colo_kernel_alone_ns(const colo_kernel_work_t *w, int sms, double dram_ra
     return w->fixed_ns + (c > m ? c : m);
 }
 
-double colo_kernel_alone_at(const colo_kernel_work_t *w, int sms, double dram_rate,
-                            double l2_rate)
+double colo_kernel_alone_at(const colo_kernel_work_t *w, int sms, double dram_rate, double l2_rate)
 {
     double t = colo_kernel_alone_ns(w, sms, dram_rate, w->dram_bytes);
     double t_l2 = w->l2_bytes / l2_rate; /* the L2's bandwidth bounds it too (as in the solver) */
@@ -49,9 +52,9 @@ double colo_kernel_alone_at(const colo_kernel_work_t *w, int sms, double dram_ra
 
 colo_time_t colo_kernel_duration(const colo_kernel_work_t *w, const colo_gpu_t *dst)
 {
-    double t = colo_kernel_alone_at(w, dst->sm.count, colo_gpu_dram_rate(dst),
-                                    colo_gpu_l2_rate(dst)) -
-               w->dispatch_ns;
+    double t =
+        colo_kernel_alone_at(w, dst->sm.count, colo_gpu_dram_rate(dst), colo_gpu_l2_rate(dst)) -
+        w->dispatch_ns;
     colo_time_t d = colo_time_from_ns(t);
     return d < 1 ? 1 : d;
 }
@@ -77,7 +80,7 @@ void colo_kernel_repeat(const colo_kernel_work_t *w, int n, colo_kernel_work_t *
     out->l2_bytes *= n;
 }
 
-static int place(const colo_op_t *k, const colo_gpu_t *g, colo_occupancy_t *occ,
+static int place(const colo_op_t *k, const colo_gpu_t *g, bool library, colo_occupancy_t *occ,
                  const char *trace_path, size_t i, colo_error_t *err)
 {
     *occ =
@@ -86,6 +89,14 @@ static int place(const colo_op_t *k, const colo_gpu_t *g, colo_occupancy_t *occ,
     if (k->blocks_per_sm > 0 && occ->blocks_per_sm > k->blocks_per_sm)
         occ->blocks_per_sm = k->blocks_per_sm;
     if (occ->blocks_per_sm > 0) return 0;
+    /* A cuDNN or cuBLAS kernel built for a bigger SM (an A100's 164 KB of shared memory on a
+     * T4's 64 KB): on this GPU the library runs one of its kernels that fits, taken as one block
+     * of this size per SM. */
+    if (library &&
+        colo_occupancy(g, k->block[0] * k->block[1] * k->block[2], -1, -1).blocks_per_sm > 0) {
+        occ->blocks_per_sm = 1;
+        return 0;
+    }
     char key[64];
     snprintf(key, sizeof key, "ops[%zu]", i);
     return colo_error_set(err, COLO_ERANGE, trace_path, k->line, key,
@@ -112,15 +123,50 @@ static colo_math_t math_on(colo_kernel_class_t c, const colo_gpu_t *traced, cons
     return colo_gpu_math_runs_as(g, m);
 }
 
+/* The time a kernel of F FLOPs in B blocks and D bytes of DRAM traffic needs on all of g's SMs
+ * (its work at w's math class, w's memory rate): its roofline, max(compute, memory), where the
+ * compute is the ceil(B / N) blocks the busiest of the N SMs runs (the block scheduler gives a
+ * freed slot the next block, so SMs end up running whole blocks, however many they hold at
+ * once), each of F / B FLOPs at the sustained rate of the class. */
+static void roofline(const colo_kernel_work_t *w, const colo_gpu_t *g, colo_math_t m, double F,
+                     double D, double *comp, double *mem)
+{
+    double b = (double)w->blocks, n = g->sm.count;
+    *comp = ceil(b / n) * (F / b) / colo_gpu_math_sustained_rate(g, m);
+    *mem = D / colo_kernel_memory_rate(w, g->sm.count, colo_gpu_dram_rate(g));
+}
+
+/* A kernel whose trace gives its FLOPs and DRAM bytes (NeuSight's ops, a shape the user knows):
+ * its time on the source, less the fixed part, is its roofline there times kappa, its own
+ * efficiency, and on the target it takes kappa times the target's roofline: the compute part
+ * kappa x compute, the memory part its bytes at 1 / kappa of the rate (mem_eff). Alone on the
+ * GPU it was traced on it keeps its time exactly; docs/model.md, "Kernels whose work is known". */
+static void by_roofline(const colo_op_t *k, const colo_gpu_t *src, const colo_gpu_t *dst,
+                        const colo_kernel_work_t *s, double Tw, double D, colo_kernel_work_t *w)
+{
+    double cs, ms, cd, md;
+    double F = k->flops > 0 ? k->flops : 0; /* a memory-bound kernel's FLOPs: none worth a term */
+    roofline(s, src, w->math_src, F, D, &cs, &ms);
+    roofline(w, dst, w->math, F, D, &cd, &md);
+    double kappa = Tw / (cs > ms ? cs : ms);
+    w->wave_ns = kappa * cd / (double)colo_kernel_waves(w, dst->sm.count);
+    w->dram_bytes = D;
+    w->mem_eff = 1 / kappa;
+    w->mem_cap = w->mem_eff * colo_gpu_dram_rate(dst);
+    if (w->l2_bytes < w->dram_bytes) w->l2_bytes = w->dram_bytes;
+    if (k->kclass != COLO_KCLASS_MEMORY) w->working_set = w->dram_bytes;
+}
+
 int colo_kernel_work(const colo_op_t *k, const colo_gpu_t *src, const colo_gpu_t *dst,
                      colo_fp32_math_t fp32_math, colo_kernel_work_t *w, const char *trace_path,
                      size_t i, colo_error_t *err)
 {
     colo_occupancy_t occ_src;
-    int rc = place(k, src, &occ_src, trace_path, i, err);
-    if (!rc) rc = place(k, dst, &w->occ, trace_path, i, err);
-    if (rc) return rc;
     colo_kernel_class_t cls = k->cls.rule ? k->cls : colo_kernel_classify(k->name, k->math);
+    bool library = cls.kind == COLO_KIND_CUDNN || cls.kind == COLO_KIND_CUBLAS;
+    int rc = place(k, src, false, &occ_src, trace_path, i, err);
+    if (!rc) rc = place(k, dst, library, &w->occ, trace_path, i, err);
+    if (rc) return rc;
     w->math_src = colo_gpu_math_runs_as(src, cls.math);
     w->math = math_on(cls, src, dst, fp32_math);
     w->blocks = (unsigned long long)k->grid[0] * k->grid[1] * k->grid[2];
@@ -133,6 +179,7 @@ int colo_kernel_work(const colo_op_t *k, const colo_gpu_t *src, const colo_gpu_t
     double floor_src = src->launch.floor_us * 1e3;
     double fixed = floor_src < T ? floor_src : T;
     double Tw = T - fixed; /* what SMs and bandwidth do */
+    w->mem_eff = w->mem_cap = 0;
     colo_kernel_work_t s = *w;
     s.occ = occ_src;
     s.per_sm_rate = colo_gpu_per_sm_rate(src);
@@ -157,8 +204,8 @@ int colo_kernel_work(const colo_op_t *k, const colo_gpu_t *src, const colo_gpu_t
     /* The floor is latency (block launch and retirement, a few memory round trips): it moves
      * with the other GPU's floor, not with its rates. */
     w->dispatch_ns = dst->launch.dispatch_us * 1e3;
-    w->fixed_ns = (floor_src > 0 ? fixed * (dst->launch.floor_us * 1e3) / floor_src : 0) +
-                  w->dispatch_ns;
+    w->fixed_ns =
+        (floor_src > 0 ? fixed * (dst->launch.floor_us * 1e3) / floor_src : 0) + w->dispatch_ns;
     w->dram_bytes = D;
     double L = k->l2_bytes >= 0 ? k->l2_bytes : D / (1 - COLO_L2_HIT_DEFAULT);
     if (L > Tw * colo_gpu_l2_rate(src)) L = Tw * colo_gpu_l2_rate(src); /* as for DRAM */
@@ -167,5 +214,7 @@ int colo_kernel_work(const colo_op_t *k, const colo_gpu_t *src, const colo_gpu_t
      * (about what it reads from DRAM); a streaming, memory-bound kernel hits on lines it has
      * just touched, which no neighbour can take away. */
     w->working_set = k->kclass == COLO_KCLASS_MEMORY ? 0 : D;
+    if (k->dram_bytes > 0 && Tw > 0 && (k->flops > 0 || k->kclass == COLO_KCLASS_MEMORY))
+        by_roofline(k, src, dst, &s, Tw, D, w);
     return 0;
 }

@@ -33,6 +33,10 @@ typedef struct colo_kernel_work {
     double l2_bytes;       /* traffic between SMs and L2 */
     double working_set;    /* bytes its L2 hits need kept in L2 (0: streaming) */
     double per_sm_rate;    /* bytes/ns one SM of the target can move */
+    double mem_eff;        /* its DRAM rate over the one its GPU allows it (the kernel's own
+                            * efficiency when the trace gives its bytes and FLOPs); 0: 1 */
+    double mem_cap;        /* with mem_eff: the most it moves on the whole target, mem_eff x its
+                            * DRAM rate (fewer channels cap it further, fewer SMs scale it) */
     bool weight_bound;     /* streams its weights: its grid and bytes do not grow with the batch */
     colo_math_t math;      /* the class it runs as on the target */
     colo_math_t math_src;  /* and as on the GPU it was traced on */
@@ -66,7 +70,8 @@ int colo_kernel_sms_used(const colo_kernel_work_t *w, int sms);
 double colo_kernel_compute_ns(const colo_kernel_work_t *w, int sms);
 
 /* Fastest DRAM rate on sms SMs given dram_rate bytes/ns available: min(dram_rate,
- * SMs used x per-SM rate). */
+ * SMs used x per-SM rate); with mem_eff set, min(dram_rate, mem_cap, mem_eff x SMs used x
+ * per-SM rate). */
 double colo_kernel_memory_rate(const colo_kernel_work_t *w, int sms, double dram_rate);
 
 /* Duration alone on sms SMs with dram_rate bytes/ns and dram_bytes of traffic:

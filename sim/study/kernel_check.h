@@ -56,9 +56,10 @@ int colo_kcheck_run(const char *dir, colo_kcheck_t **out, colo_error_t *err);
 void colo_kcheck_free(colo_kcheck_t *k);
 
 /* Writes the validation suite's "kernels" cases: for every cell of at least 20 ops, a trace of
- * up to per_cell of them on the source GPU (evenly spaced by their time there) into
- * dir/neusight_SRC_to_DST_CLASS.json, and one case per trace into cfg, whose published figure
- * is the sum of the same ops' kernel times on the target. 0 or an error naming the file. */
+ * up to per_cell of them on the source GPU (evenly spaced by their time there, 5th to 95th
+ * percentile) into dir/neusight_SRC_to_DST_CLASS.json, and one case per trace into cfg, whose
+ * published figure is the sum of the same ops' kernel times on the target. 0 or an error naming the
+ * file. */
 int colo_kcheck_derive(const colo_kcheck_t *k, const char *dir, const char *rel, size_t per_cell,
                        FILE *cfg, colo_error_t *err);
 

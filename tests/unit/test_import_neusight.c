@@ -198,7 +198,8 @@ Test(import_neusight, a_gpus_own_measurements_never_reach_its_prediction)
         for (size_t i = 0; i < x->n; i++) {
             /* the V100's times doubled: the prediction for it is the same, the error not */
             cr_assert_float_eq(x->picks[i].pred_ns, y->picks[i].pred_ns, 1e-9);
-            cr_assert_float_eq(y->picks[i].dst_ns, 2 * x->picks[i].dst_ns, 1e-3 * y->picks[i].dst_ns);
+            cr_assert_float_eq(y->picks[i].dst_ns, 2 * x->picks[i].dst_ns,
+                               1e-3 * y->picks[i].dst_ns);
         }
         /* and the other way, the prediction from the V100 doubles with its times */
         const colo_kcell_t *p = &a->cell[v][t4][c], *q = &b->cell[v][t4][c];

@@ -252,3 +252,69 @@ Test(kernel_model, a_block_too_big_for_the_target_is_refused)
     colo_gpu_free(h);
     colo_gpu_free(v);
 }
+
+/* The issue's case: an elementwise kernel reading and writing 268 MB, measured at 0.211 ms on
+ * an A100-40GB, reached less than the file's DRAM rate; on the A100-80GB, whose DRAM is faster,
+ * it is faster by the two GPUs' rates, not unchanged. */
+Test(kernel_model, a_memory_bound_kernel_speeds_up_with_the_targets_bandwidth)
+{
+    colo_gpu_t *a40 = open_gpu("a100-40gb"), *a80 = open_gpu("a100-80gb");
+    colo_op_t k = kernel(262144, 128, 211000, COLO_KCLASS_MEMORY);
+    k.name = "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>>";
+    k.dram_bytes = 268e6;
+    colo_kernel_work_t same = work(&k, a40, a40), moved = work(&k, a40, a80);
+    double t40 = (double)colo_kernel_duration(&same, a40), t80 = (double)colo_kernel_duration(&moved, a80);
+    cr_assert_float_eq(t40, 211000, 211, "alone on its own GPU it keeps its time: %g", t40);
+    double floor40 = a40->launch.floor_us * 1e3, floor80 = a80->launch.floor_us * 1e3;
+    double want = floor80 + (211000 - floor40) * colo_gpu_dram_rate(a40) / colo_gpu_dram_rate(a80);
+    cr_assert(colo_gpu_dram_rate(a80) > 1.1 * colo_gpu_dram_rate(a40));
+    cr_assert_float_eq(t80, want, 0.01 * want, "%g on the A100-80GB, %g by the DRAM rates", t80, want);
+    colo_gpu_free(a40);
+    colo_gpu_free(a80);
+}
+
+/* A kernel whose FLOPs and bytes are known moves by its roofline on each GPU: on a GPU with
+ * more SMs its compute shrinks with the blocks each SM runs, ceil(B / N), at each GPU's
+ * sustained rate, and it keeps its own efficiency. */
+Test(kernel_model, a_kernel_of_known_work_moves_by_its_roofline)
+{
+    colo_gpu_t *v = open_gpu("v100-pcie-32gb"), *a = open_gpu("a100-pcie-40gb");
+    colo_op_t k = kernel(575, 256, 369000, COLO_KCLASS_COMPUTE);
+    k.name = "ampere_sgemm_128x128_nn";
+    k.flops = 575 * 2.0 * 128 * 128 * 315; /* tiles of 128 x 128 over a reduction of 315 */
+    k.dram_bytes = 1e6;
+    colo_kernel_work_t on_a = work(&k, a, a), to_v = work(&k, a, v);
+    cr_assert_float_eq((double)colo_kernel_duration(&on_a, a), 369000, 369, "exact at home");
+    double Ra = colo_gpu_math_sustained_rate(a, COLO_MATH_FP32);
+    double Rv = colo_gpu_math_sustained_rate(v, COLO_MATH_FP32);
+    double work_a = 369000 - a->launch.floor_us * 1e3;
+    double want = v->launch.floor_us * 1e3 + work_a * (ceil(575.0 / 80) / ceil(575.0 / 108)) * (Ra / Rv);
+    double got = (double)colo_kernel_duration(&to_v, v);
+    cr_assert_float_eq(got, want, 0.01 * want, "%g on the V100, %g by blocks per SM and rates", got, want);
+    /* on half the target's SMs its compute doubles (ceil(575 / 40) = 15 against 8 blocks) */
+    double half = colo_kernel_alone_ns(&to_v, 40, colo_gpu_dram_rate(v), to_v.dram_bytes);
+    cr_assert_gt(half - to_v.fixed_ns, 1.8 * (got + to_v.dispatch_ns - to_v.fixed_ns));
+    colo_gpu_free(v);
+    colo_gpu_free(a);
+}
+
+/* A cuDNN kernel built for an A100's 164 KB of shared memory moves to a T4 (64 KB): the library
+ * runs a kernel of its own that fits there, taken as one block per SM; a kernel of no library
+ * is refused (above). */
+Test(kernel_model, a_library_kernel_too_big_for_the_target_runs_one_block_per_sm)
+{
+    colo_gpu_t *a = open_gpu("a100-40gb"), *t = open_gpu("tesla-t4");
+    colo_op_t k = kernel(216, 128, 50000, COLO_KCLASS_COMPUTE);
+    k.name = "sm80_xmma_fprop_implicit_gemm_tf32f32_tf32f32_f32_nhwckrsc_nchw_tilesize128x128x16_"
+             "stage4_warpsize2x2x1_g1_tensor16x8x8_execute_kernel_cudnn";
+    k.shared_bytes = 100 * 1024;
+    colo_kernel_work_t w = work(&k, a, t);
+    cr_assert_eq(w.occ.blocks_per_sm, 1);
+    cr_assert_eq(colo_kernel_waves(&w, t->sm.count), 6); /* 216 blocks on 40 SMs */
+    k.name = "my_kernel";
+    colo_error_t err;
+    colo_error_clear(&err);
+    cr_assert_eq(colo_kernel_work(&k, a, t, COLO_FP32_PYTORCH, &w, "t.json", 0, &err), COLO_ERANGE);
+    colo_gpu_free(a);
+    colo_gpu_free(t);
+}

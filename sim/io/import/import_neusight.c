@@ -10,9 +10,8 @@
 #include <string.h>
 #include <zlib.h>
 
-static const char *const op_names[COLO_NS_OPS] = {"bmm",  "linear", "conv", "softmax",
-                                                  "ln",   "add",    "addu", "mul",
-                                                  "relu", "gelu",   "tanh"};
+static const char *const op_names[COLO_NS_OPS] = {"bmm",  "linear", "conv", "softmax", "ln",  "add",
+                                                  "addu", "mul",    "relu", "gelu",    "tanh"};
 static const char *const class_names[COLO_NS_CLASSES] = {"gemm", "conv", "elementwise",
                                                          "softmax_ln"};
 
@@ -23,10 +22,10 @@ const char *colo_ns_op_name(colo_ns_op_t op)
 
 colo_ns_class_t colo_ns_op_class(colo_ns_op_t op)
 {
-    return op <= COLO_NS_LINEAR                      ? COLO_NS_GEMM
-           : op == COLO_NS_CONV                      ? COLO_NS_CONVS
+    return op <= COLO_NS_LINEAR                        ? COLO_NS_GEMM
+           : op == COLO_NS_CONV                        ? COLO_NS_CONVS
            : op == COLO_NS_SOFTMAX || op == COLO_NS_LN ? COLO_NS_ROWS
-                                                     : COLO_NS_ELEMENTWISE;
+                                                       : COLO_NS_ELEMENTWISE;
 }
 
 const char *colo_ns_class_name(colo_ns_class_t c)
@@ -123,14 +122,13 @@ enum {
     C_S0 /* shape columns follow, in the order of shape_cols */
 };
 #define N_COLS (C_S0 + COLO_NS_SHAPE)
-static const char *const fixed_cols[C_S0] = {"OPName", "Latency", "Device", "Kernel Name",
-                                             "Grid x", "Grid y",  "Grid z", "Block x",
+static const char *const fixed_cols[C_S0] = {"OPName",  "Latency", "Device", "Kernel Name",
+                                             "Grid x",  "Grid y",  "Grid z", "Block x",
                                              "Block y", "Block z", "Kernels"};
 /* Shape columns by op family, as NeuSight's headers spell them (Kernel_Szie included). */
 static const char *const gemm_cols[] = {"B", "M", "N", "K", NULL};
-static const char *const conv_cols[] = {"B",           "Input_Channel", "Output_Channel",
-                                        "Kernel_Szie", "Input_Size",    "Stride",
-                                        "Padding",     NULL};
+static const char *const conv_cols[] = {
+    "B", "Input_Channel", "Output_Channel", "Kernel_Szie", "Input_Size", "Stride", "Padding", NULL};
 static const char *const vec_cols[] = {"B", "H", NULL};
 
 static const char *const *shape_cols(colo_ns_op_t op)
@@ -189,11 +187,11 @@ static int parse_row(colo_ns_table_t *t, char **fields, int n, const int *col, i
     }
     const char *opname = fields[col[C_OP]];
     if (strcmp(opname, op_names[t->op]) != 0)
-        return colo_error_set(err, COLO_EPARSE, t->path, lineno, "OPName",
-                              "'%s' in a table of %s", opname, op_names[t->op]);
+        return colo_error_set(err, COLO_EPARSE, t->path, lineno, "OPName", "'%s' in a table of %s",
+                              opname, op_names[t->op]);
     if (strcmp(fields[col[C_DEV]], t->device) != 0)
-        return colo_error_set(err, COLO_EPARSE, t->path, lineno, "Device",
-                              "'%s' in a table of %s", fields[col[C_DEV]], t->device);
+        return colo_error_set(err, COLO_EPARSE, t->path, lineno, "Device", "'%s' in a table of %s",
+                              fields[col[C_DEV]], t->device);
     double v;
     if (number(fields[col[C_LAT]], &v) || !(v > 0) || v * 1e6 > COLO_OP_MAX_NS)
         return colo_error_set(err, COLO_ERANGE, t->path, lineno, "Latency",
@@ -203,8 +201,7 @@ static int parse_row(colo_ns_table_t *t, char **fields, int n, const int *col, i
         double g, b;
         if (number(fields[col[C_GX + d]], &g) || g < 1 || g > 2147483647.0 || g != floor(g))
             return colo_error_set(err, COLO_ERANGE, t->path, lineno, fixed_cols[C_GX + d],
-                                  "'%s' is not a block count of at least 1",
-                                  fields[col[C_GX + d]]);
+                                  "'%s' is not a block count of at least 1", fields[col[C_GX + d]]);
         if (number(fields[col[C_BX + d]], &b) || b < 1 || b > 1024 || b != floor(b))
             return colo_error_set(err, COLO_ERANGE, t->path, lineno, fixed_cols[C_BX + d],
                                   "'%s' is not a thread count from 1 to 1024",
@@ -270,8 +267,7 @@ int colo_ns_read(const char *path, colo_ns_table_t **out, colo_error_t *err)
 {
     *out = NULL;
     gzFile f = gzopen(path, "rb");
-    if (!f)
-        return colo_error_set(err, COLO_EIO, path, 0, NULL, "cannot open: %s", strerror(errno));
+    if (!f) return colo_error_set(err, COLO_EIO, path, 0, NULL, "cannot open: %s", strerror(errno));
     colo_ns_table_t *t = colo_calloc(1, sizeof *t);
     char *line = NULL, *hdr_line = NULL;
     size_t cap = 0, cap_rows = 0;
@@ -341,8 +337,7 @@ int colo_ns_read(const char *path, colo_ns_table_t **out, colo_error_t *err)
     gzclose(f);
     colo_free(line);
     colo_free(hdr_line);
-    if (!rc && t->n == 0)
-        rc = colo_error_set(err, COLO_EPARSE, path, lineno, NULL, "no rows");
+    if (!rc && t->n == 0) rc = colo_error_set(err, COLO_EPARSE, path, lineno, NULL, "no rows");
     if (rc) {
         colo_ns_table_free(t);
         return rc;

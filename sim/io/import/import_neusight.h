@@ -37,11 +37,11 @@ typedef enum colo_ns_class {
 #define COLO_NS_SHAPE 7
 
 typedef struct colo_ns_row {
-    int line;            /* in its file */
-    char *kernel;        /* the op's longest kernel, as NeuSight's "Kernel Name" */
+    int line;     /* in its file */
+    char *kernel; /* the op's longest kernel, as NeuSight's "Kernel Name" */
     unsigned grid[3], block[3];
-    int n_kernels;       /* kernels the op launched ("Kernels"; 1 when the column is absent) */
-    double latency_ns;   /* the op's measured time */
+    int n_kernels;     /* kernels the op launched ("Kernels"; 1 when the column is absent) */
+    double latency_ns; /* the op's measured time */
     long long shape[COLO_NS_SHAPE]; /* B,M,N,K (bmm, linear); B,Cin,Cout,KS,In,Stride,Pad (conv);
                                      * B,H (the others); unused entries 0 */
 } colo_ns_row_t;
