@@ -162,7 +162,7 @@ static int align(colo_cli_pairing_t *p, const side_t *f, size_t lo_f, size_t hi_
     }
     for (size_t i = 0, j = 0; i < a && j < b;) {
         size_t c = i * b + j;
-        unsigned d = (dir[c / 4] >> (2 * (c % 4))) & 3u;
+        unsigned d = ((unsigned)dir[c / 4] >> (2 * (c % 4))) & 3u;
         if (d == 0) pair(p, f, lo_f + i, r, lo_r + j);
         i += d != 2;
         j += d != 1;

@@ -7,6 +7,7 @@
 #include "kernel_model.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
@@ -173,7 +174,9 @@ static int by_name(const void *a, const void *b)
 static int list_tables(const char *dir, char ***names, size_t *n, colo_error_t *err)
 {
     DIR *dd = opendir(dir);
-    if (!dd) return colo_error_set(err, COLO_EIO, dir, 0, NULL, "cannot open the folder");
+    if (!dd)
+        return colo_error_set(err, COLO_EIO, dir, 0, NULL, "cannot open the folder: %s",
+                              strerror(errno));
     struct dirent *e;
     size_t cap = 0;
     *names = NULL;
