@@ -94,7 +94,9 @@ static int place(const colo_op_t *k, const colo_gpu_t *g, bool library, colo_occ
      * of this size per SM. */
     if (library &&
         colo_occupancy(g, k->block[0] * k->block[1] * k->block[2], -1, -1).blocks_per_sm > 0) {
-        occ->blocks_per_sm = 1;
+        occ->blocks_per_sm = 1; /* and the block fills what it overflowed */
+        if (occ->by_shared == 0) occ->by_shared = 1;
+        if (occ->by_registers == 0) occ->by_registers = 1;
         return 0;
     }
     char key[64];
@@ -151,7 +153,9 @@ static void by_roofline(const colo_op_t *k, const colo_gpu_t *src, const colo_gp
     double kappa = Tw / (cs > ms ? cs : ms);
     w->wave_ns = kappa * cd / (double)colo_kernel_waves(w, dst->sm.count);
     w->dram_bytes = D;
-    w->mem_eff = 1 / kappa;
+    /* kappa < 1: its compute was overestimated (a Winograd convolution does fewer FLOPs than
+     * the direct formula); that says nothing of its memory, which keeps the full rate */
+    w->mem_eff = kappa > 1 ? 1 / kappa : 1;
     w->mem_cap = w->mem_eff * colo_gpu_dram_rate(dst);
     if (w->l2_bytes < w->dram_bytes) w->l2_bytes = w->dram_bytes;
     if (k->kclass != COLO_KCLASS_MEMORY) w->working_set = w->dram_bytes;

@@ -106,9 +106,12 @@ static int gpu_index(colo_kcheck_t *k, const colo_ns_table_t *t, colo_error_t *e
     if (k->n_gpus == COLO_KCHECK_MAX_GPUS)
         return colo_error_set(err, COLO_ERANGE, t->path, 2, "Device", "more than %d GPUs",
                               COLO_KCHECK_MAX_GPUS);
-    if (!(k->device[k->n_gpus] = colo_strdup(t->device)) ||
-        !(k->gpu[k->n_gpus] = colo_strdup(name)))
+    if (!(k->device[k->n_gpus] = colo_strdup(t->device))) return COLO_ENOMEM;
+    if (!(k->gpu[k->n_gpus] = colo_strdup(name))) {
+        colo_free(k->device[k->n_gpus]);
+        k->device[k->n_gpus] = NULL;
         return COLO_ENOMEM;
+    }
     return (int)k->n_gpus++;
 }
 
@@ -221,7 +224,9 @@ int colo_kcheck_run(const char *dir, colo_kcheck_t **out, colo_error_t *err)
     int *gi = NULL;
     colo_gpu_t *g[COLO_KCHECK_MAX_GPUS] = {0};
     const char *dump = getenv("COLOSIM_KCHECK_DUMP");
-    if (!rc && dump) k->dump = fopen(dump, "w");
+    if (!rc && dump && !(k->dump = fopen(dump, "w")))
+        rc = colo_error_set(err, COLO_EIO, dump, 0, "COLOSIM_KCHECK_DUMP", "cannot write: %s",
+                            strerror(errno));
     if (!rc &&
         (!(k->tables = colo_calloc(n, sizeof *k->tables)) || !(gi = colo_calloc(n, sizeof *gi))))
         rc = COLO_ENOMEM;
@@ -235,6 +240,13 @@ int colo_kcheck_run(const char *dir, colo_kcheck_t **out, colo_error_t *err)
         if (x < 0) rc = x;
         gi[i] = x;
     }
+    for (size_t i = 0; !rc && i < k->n_tables; i++)
+        for (size_t j = i + 1; !rc && j < k->n_tables; j++)
+            if (k->tables[i]->op == k->tables[j]->op && gi[i] == gi[j])
+                rc = colo_error_set(err, COLO_EINVAL, k->tables[j]->path, 0, NULL,
+                                    "a second table of %s on %s (the first: %s)",
+                                    colo_ns_op_name(k->tables[j]->op), k->tables[j]->device,
+                                    k->tables[i]->path);
     for (size_t x = 0; !rc && x < k->n_gpus; x++)
         rc = colo_gpu_open(k->gpu[x], NULL, NULL, &g[x], NULL, 0, NULL, err);
     for (size_t i = 0; !rc && i < k->n_tables; i++) {
@@ -344,14 +356,16 @@ static int derive_cell(const colo_kcheck_t *k, size_t a, size_t b, int c, const 
     snprintf(path, sizeof path, "%s/%s.json", dir, model);
     colo_trace_t *t = colo_trace_new(model, 1, k->gpu[a]);
     int rc = t ? 0 : COLO_ENOMEM;
+    size_t lo = (x->n - 1) / 20, hi = (x->n - 1) - (x->n - 1) / 20;
     size_t m = x->n < per_cell ? x->n : per_cell;
+    if (m > hi - lo + 1) m = hi - lo + 1; /* no op twice */
     double sum_dst = 0, sum_pred = 0;
     char ops[256] = "";
+    unsigned seen = 0;
     for (size_t i = 0; !rc && i < m; i++) {
         /* evenly spaced from the 5th to the 95th percentile: the longest ops of the
          * power-limited boards (seconds of GEMM on the P4 at a tenth of its peak) would
          * otherwise make the sum theirs */
-        size_t lo = (x->n - 1) / 20, hi = (x->n - 1) - (x->n - 1) / 20;
         const colo_kpick_t *q = &p[m > 1 ? lo + i * (hi - lo) / (m - 1) : lo];
         colo_op_t op;
         colo_ns_row_op(q->table, q->row, &op);
@@ -360,12 +374,13 @@ static int derive_cell(const colo_kcheck_t *k, size_t a, size_t b, int c, const 
         rc = colo_trace_append(t, &op);
         sum_dst += q->dst_ns;
         sum_pred += q->pred_ns;
-        const char *name = colo_ns_op_name(q->table->op);
-        if (!strstr(ops, name) && strlen(ops) + strlen(name) + 3 < sizeof ops) {
-            if (ops[0]) strcat(ops, ", ");
-            strcat(ops, name);
-        }
+        seen |= 1u << q->table->op;
     }
+    for (int o = 0; o < COLO_NS_OPS; o++)
+        if (seen & (1u << o)) {
+            if (ops[0]) strcat(ops, ", ");
+            strcat(ops, colo_ns_op_name((colo_ns_op_t)o));
+        }
     if (!rc) {
         char src[512];
         snprintf(

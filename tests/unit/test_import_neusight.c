@@ -120,6 +120,8 @@ Test(import_neusight, bad_tables_name_line_and_column)
     read_bad(HEAD "add,abc,Tesla T4,p2.1.0,8902,k,1,1,1,1,1,128,1,1,cu121,4,8\n", 2, "Latency");
     read_bad(HEAD "add,0.1,Tesla T4,p2.1.0,8902,k,1,1,0,1,1,128,1,1,cu121,4,8\n", 2, "Grid x");
     read_bad(HEAD "add,0.1,Tesla T4,p2.1.0,8902,k,1,1,1,1,1,2048,1,1,cu121,4,8\n", 2, "Block x");
+    read_bad(HEAD "add,0.1,Tesla T4,p2.1.0,8902,k,1,1,1,70000,1,128,1,1,cu121,4,8\n", 2, "Grid y");
+    read_bad(HEAD "add,0.1,Tesla T4,p2.1.0,8902,k,1,1,1,1,1,1,1,128,cu121,4,8\n", 2, "Block z");
     read_bad(HEAD "add,0.1,Tesla T4,p2.1.0,8902,k,1,1,1,1,1,128,1,1,cu121,4,8\n"
                   "add,0.1,Tesla P4,p2.1.0,8902,k,1,1,1,1,1,128,1,1,cu121,4,8\n",
              3, "Device");
@@ -131,6 +133,24 @@ Test(import_neusight, bad_tables_name_line_and_column)
              "add,0.1,Tesla T4,p2.1.0,8902,k,1,1,1,1,1,128,1,1,cu121,4\n",
              1, "H");
     read_bad(HEAD, 1, NULL); /* no rows */
+}
+
+Test(import_neusight, a_blank_first_line_and_a_byte_order_mark_are_read_past)
+{
+    char p[] = "/tmp/colo_ns_XXXXXX";
+    int fd = mkstemp(p);
+    cr_assert(fd >= 0);
+    close(fd);
+    write_file(p, "\n\xEF\xBB\xBF" HEAD "add,0.1,Tesla T4,p2.1.0,8902,k,1,1,1,1,1,128,1,1,cu121,4,8\n");
+    colo_error_t err;
+    colo_error_clear(&err);
+    colo_ns_table_t *t = NULL;
+    int rc = colo_ns_read(p, &t, &err);
+    unlink(p);
+    cr_assert_eq(rc, 0, "%s", err.text);
+    cr_assert_eq(t->n, 1);
+    cr_assert_eq(t->rows[0].line, 3);
+    colo_ns_table_free(t);
 }
 
 Test(import_neusight, host_bound_ops_are_left_out)

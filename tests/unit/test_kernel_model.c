@@ -310,6 +310,7 @@ Test(kernel_model, a_library_kernel_too_big_for_the_target_runs_one_block_per_sm
     k.shared_bytes = 100 * 1024;
     colo_kernel_work_t w = work(&k, a, t);
     cr_assert_eq(w.occ.blocks_per_sm, 1);
+    cr_assert_eq(w.occ.by_shared, 1, "the block fills the shared memory it overflowed");
     cr_assert_eq(colo_kernel_waves(&w, t->sm.count), 6); /* 216 blocks on 40 SMs */
     k.name = "my_kernel";
     colo_error_t err;

@@ -4,6 +4,7 @@
 #include "csv.h"
 
 #include <ctype.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -199,13 +200,17 @@ static int parse_row(colo_ns_table_t *t, char **fields, int n, const int *col, i
     r->latency_ns = v * 1e6;
     for (int d = 0; d < 3; d++) {
         double g, b;
-        if (number(fields[col[C_GX + d]], &g) || g < 1 || g > 2147483647.0 || g != floor(g))
+        /* CUDA's limits, as the trace reader applies them: grid x up to 2^31 - 1, y and z up
+         * to 65535; block x and y up to 1024, z up to 64 */
+        double gmax = d == 0 ? 2147483647.0 : 65535.0, bmax = d == 2 ? 64 : 1024;
+        if (number(fields[col[C_GX + d]], &g) || g < 1 || g > gmax || g != floor(g))
             return colo_error_set(err, COLO_ERANGE, t->path, lineno, fixed_cols[C_GX + d],
-                                  "'%s' is not a block count of at least 1", fields[col[C_GX + d]]);
-        if (number(fields[col[C_BX + d]], &b) || b < 1 || b > 1024 || b != floor(b))
+                                  "'%s' is not a block count from 1 to %.0f", fields[col[C_GX + d]],
+                                  gmax);
+        if (number(fields[col[C_BX + d]], &b) || b < 1 || b > bmax || b != floor(b))
             return colo_error_set(err, COLO_ERANGE, t->path, lineno, fixed_cols[C_BX + d],
-                                  "'%s' is not a thread count from 1 to 1024",
-                                  fields[col[C_BX + d]]);
+                                  "'%s' is not a thread count from 1 to %.0f",
+                                  fields[col[C_BX + d]], bmax);
         r->grid[d] = (unsigned)g;
         r->block[d] = (unsigned)b;
     }
@@ -230,7 +235,7 @@ static int parse_row(colo_ns_table_t *t, char **fields, int n, const int *col, i
 }
 
 /* The header: which column holds what, and the op, from the first data row's OPName. */
-static int header(colo_ns_table_t *t, char **fields, int n, int *col, colo_error_t *err)
+static int header(colo_ns_table_t *t, char **fields, int n, int *col, int lineno, colo_error_t *err)
 {
     for (int c = 0; c < N_COLS; c++)
         col[c] = -1;
@@ -239,7 +244,7 @@ static int header(colo_ns_table_t *t, char **fields, int n, int *col, colo_error
             if (strcmp(fields[i], fixed_cols[c]) == 0) col[c] = i;
     for (int c = 0; c < C_S0; c++)
         if (col[c] < 0 && c != C_KERNELS)
-            return colo_error_set(err, COLO_EPARSE, t->path, 1, fixed_cols[c],
+            return colo_error_set(err, COLO_EPARSE, t->path, lineno, fixed_cols[c],
                                   "column missing from the header (a NeuSight table has OPName, "
                                   "Latency, Device, Kernel Name, Grid x/y/z, Block x/y/z and the "
                                   "op's shape)");
@@ -273,6 +278,9 @@ int colo_ns_read(const char *path, colo_ns_table_t **out, colo_error_t *err)
     size_t cap = 0, cap_rows = 0;
     char *hdr[MAX_FIELDS], *fields[MAX_FIELDS];
     int col[N_COLS], nh = 0, lineno = 0, rc = t && (t->path = colo_strdup(path)) ? 0 : COLO_ENOMEM;
+    bool have_header = false;
+    for (int c = 0; c < N_COLS; c++)
+        col[c] = -1;
     while (!rc) {
         int got = read_line(f, &line, &cap);
         if (got <= 0) {
@@ -281,17 +289,20 @@ int colo_ns_read(const char *path, colo_ns_table_t **out, colo_error_t *err)
         }
         lineno++;
         colo_csv_chomp(line);
+        if (!have_header && strncmp(line, "\xEF\xBB\xBF", 3) == 0) /* UTF-8 byte order mark */
+            memmove(line, line + 3, strlen(line + 3) + 1);
         if (!line[0]) continue;
-        if (lineno == 1) {
+        if (!have_header) { /* the first line that is not blank */
+            have_header = true;
             if (!(hdr_line = colo_strdup(line))) {
                 rc = COLO_ENOMEM;
                 break;
             }
             nh = colo_csv_split(hdr_line, hdr, MAX_FIELDS);
             if (nh < 0 || nh > MAX_FIELDS)
-                rc = colo_error_set(err, COLO_EPARSE, path, 1, NULL, "not a NeuSight header");
+                rc = colo_error_set(err, COLO_EPARSE, path, lineno, NULL, "not a NeuSight header");
             else
-                rc = header(t, hdr, nh, col, err);
+                rc = header(t, hdr, nh, col, lineno, err);
             continue;
         }
         int n = colo_csv_split(line, fields, MAX_FIELDS);
@@ -332,7 +343,8 @@ int colo_ns_read(const char *path, colo_ns_table_t **out, colo_error_t *err)
     if (rc == COLO_ENOMEM) colo_error_set(err, COLO_ENOMEM, path, lineno, NULL, "out of memory");
     int zerr = 0;
     const char *zmsg = gzerror(f, &zerr);
-    if (!rc && zerr != Z_OK && zerr != Z_STREAM_END)
+    /* a cut or corrupt stream: its half line is not a bad row */
+    if (rc != COLO_ENOMEM && zerr != Z_OK && zerr != Z_STREAM_END)
         rc = colo_error_set(err, COLO_EPARSE, path, lineno, NULL, "cannot decompress: %s", zmsg);
     gzclose(f);
     colo_free(line);
