@@ -39,6 +39,8 @@ int colo_cli_exit_for(int rc);
 int colo_cli_stopped_after_writing(int status);
 /* True when path names the same existing file as other: writing it would destroy an input. */
 int colo_cli_same_file(const char *path, const char *other);
+/* Removes an output the run committed before a later one failed (regular files only). */
+void colo_cli_take_back(const char *path);
 
 /* Options shared by run, check and plan. */
 struct colo_cli_scenario_opts {

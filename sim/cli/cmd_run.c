@@ -182,16 +182,26 @@ static int cmd_run(int argc, char **argv)
     if (!rc) rc = colo_sim_run(sim, &err);
     if (!rc && !(res = colo_results_json(sim, o.sets, o.n_sets)))
         rc = colo_error_set(&err, COLO_ENOMEM, o.file, 0, NULL, "out of memory");
-    if (!rc && o.output) rc = colo_results_write(res, o.output, &err);
-    if (!rc && o.csv) rc = colo_results_write_csv(&res, 1, o.csv, &err);
+    /* The outputs are committed in turn, the largest (the timeline) first; one that fails takes
+     * back those committed before it, so a run is written whole or not at all. */
+    const char *written[3];
+    int n_written = 0;
     if (tl_open) {
         colo_error_t terr;
+        colo_error_clear(&terr);
         int trc = colo_timeline_close(&tl, rc == 0, &terr);
         if (!rc && trc) {
             rc = trc;
             err = terr;
+        } else if (!rc) {
+            written[n_written++] = o.timeline;
         }
     }
+    if (!rc && o.output && !(rc = colo_results_write(res, o.output, &err)))
+        written[n_written++] = o.output;
+    if (!rc && o.csv) rc = colo_results_write_csv(&res, 1, o.csv, &err);
+    for (int k = 0; rc && k < n_written; k++)
+        colo_cli_take_back(written[k]);
     status = 0;
     if (rc == COLO_EINTR) {
         fprintf(stderr, "colosim: stopped by %s before the run finished; nothing was written\n",

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 void colo_cli_print_error(const colo_error_t *e)
 {
@@ -55,6 +56,17 @@ int colo_cli_stopped_after_writing(int status)
     fprintf(stderr, "colosim: %s received after the run had finished; its outputs are whole\n",
             colo_stop_name());
     return colo_stop_status();
+}
+
+/* Removes an output this run has just committed, when a later one failed: a regular file only
+ * (not standard output, a pipe or a device). */
+void colo_cli_take_back(const char *path)
+{
+    struct stat st;
+    if (path && strcmp(path, "-") != 0 && stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+        unlink(path) == 0)
+        fprintf(stderr, "colosim: %s removed: the run's other outputs could not be written\n",
+                path);
 }
 
 /* True when path names the same existing file as other: writing it would destroy an input. */

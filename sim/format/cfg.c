@@ -1,6 +1,7 @@
 /* cfg.c: strict libconfig reading with file:line:key errors and --set overrides. */
 #define _XOPEN_SOURCE 700 /* realpath */
 #include "cfg.h"
+#include <ctype.h>
 #include "alloc.h"
 #include "invariant.h"
 #include "json_lines.h"
@@ -83,7 +84,9 @@ static int check_buffer(const char *path, const char *buf, size_t len, const cha
         }
         i = eol + 1;
     }
-    return rc ? rc : colo_text_utf8_error(path, buf, len, err);
+    if (!rc) rc = colo_text_utf8_error(path, buf, len, err);
+    if (!rc && depth > 0) rc = colo_cfg_check_integers(path, buf, len, NULL, err);
+    return rc;
 }
 
 static int check_text(const char *path, const char *dir, int depth, colo_error_t *err)
@@ -225,6 +228,13 @@ int colo_cfg_read_file(config_t *cfg, const char *path, colo_error_t *err)
     if (rc) return rc;
     rc = check_buffer(path, text, len, dir, 0, err);
     if (!rc) rc = colo_path_utf8_error(path, err);
+    char *wide = NULL;
+    if (!rc) rc = colo_cfg_check_integers(path, text, len, &wide, err);
+    if (!rc && wide) { /* integers beyond 32 bits read as --set reads them */
+        colo_free(text);
+        text = wide;
+        len = strlen(text);
+    }
     char *parsed = text;
     if (!rc) rc = absolute_includes(path, text, dir, &parsed, err);
     if (!rc && config_read_string(cfg, parsed) != CONFIG_TRUE) {
@@ -283,14 +293,15 @@ static int verror_at(const colo_cfg_reader_t *r, const config_setting_t *s, cons
     colo_cfg_location(r, s, &source, &line);
     /* An error the file's line did not cause alone: its group holds a value a --set wrote (a
      * process changed to one that needs other keys). Say which. */
-    const config_setting_t *g = !s || config_setting_get_hook(s) ? NULL
+    const config_setting_t *g = !s || config_setting_get_hook(s)       ? NULL
                                 : member || config_setting_is_group(s) ? s
-                                                                        : config_setting_parent(s);
+                                                                       : config_setting_parent(s);
     int n = g && config_setting_is_group(g) ? config_setting_length(g) : 0;
     size_t used = strlen(text);
     const char *sep = " (this group was changed by --set:";
     for (int i = 0; i < n && used < sizeof text; i++) {
-        const struct override_mark *m = config_setting_get_hook(config_setting_get_elem(g, (unsigned)i));
+        const struct override_mark *m =
+            config_setting_get_hook(config_setting_get_elem(g, (unsigned)i));
         if (!m) continue;
         int w = snprintf(text + used, sizeof text - used, "%s%d", sep, m->index);
         if (w > 0) used += (size_t)w;
@@ -635,20 +646,24 @@ static int mark_set(config_setting_t *s, int index)
 static int copy_setting(config_setting_t *dst, const config_setting_t *src)
 {
     switch (config_setting_type(src)) {
-    case CONFIG_TYPE_INT: return config_setting_set_int(dst, config_setting_get_int(src)) ? 0 : COLO_ENOMEM;
+    case CONFIG_TYPE_INT:
+        return config_setting_set_int(dst, config_setting_get_int(src)) ? 0 : COLO_ENOMEM;
     case CONFIG_TYPE_INT64:
         return config_setting_set_int64(dst, config_setting_get_int64(src)) ? 0 : COLO_ENOMEM;
     case CONFIG_TYPE_FLOAT:
         return config_setting_set_float(dst, config_setting_get_float(src)) ? 0 : COLO_ENOMEM;
-    case CONFIG_TYPE_BOOL: return config_setting_set_bool(dst, config_setting_get_bool(src)) ? 0 : COLO_ENOMEM;
+    case CONFIG_TYPE_BOOL:
+        return config_setting_set_bool(dst, config_setting_get_bool(src)) ? 0 : COLO_ENOMEM;
     case CONFIG_TYPE_STRING:
         return config_setting_set_string(dst, config_setting_get_string(src)) ? 0 : COLO_ENOMEM;
-    default: break;
+    default:
+        break;
     }
     int n = config_setting_length(src);
     for (int i = 0; i < n; i++) {
         const config_setting_t *e = config_setting_get_elem(src, (unsigned)i);
-        config_setting_t *d = config_setting_add(dst, config_setting_name(e), config_setting_type(e));
+        config_setting_t *d =
+            config_setting_add(dst, config_setting_name(e), config_setting_type(e));
         if (!d || copy_setting(d, e)) return COLO_ENOMEM;
     }
     return 0;

@@ -21,6 +21,14 @@ enum {
     COLO_CFG_NONNEG = 1 << 2,   /* value >= 0 */
 };
 
+/* Integer literals of configuration text (outside strings and comments): libconfig 1.5 reads one
+ * beyond 32 bits without its L as the wrapped value and one beyond 64 bits as the largest. One
+ * beyond 64 bits is an error (err names path, the line and the key before it); one beyond 32
+ * bits without L gets its L in a copy of the text (*out, new; NULL when nothing changed) or,
+ * when out is NULL (an included file libconfig reads itself), is an error. O(len). */
+int colo_cfg_check_integers(const char *path, const char *buf, size_t len, char **out,
+                            colo_error_t *err);
+
 /* Reads path into cfg (caller-owned, config_init done). On a syntax or I/O error fills err with
  * the file and line and returns COLO_EPARSE or COLO_EIO. */
 int colo_cfg_read_file(config_t *cfg, const char *path, colo_error_t *err);

@@ -1,8 +1,17 @@
 /* timeline.c: Chrome Trace Event JSON, written as the run goes. */
 #include "timeline.h"
+#include <string.h>
+#include <errno.h>
 
 #include <jansson.h>
 #include <stdio.h>
+
+/* The first write error, with its reason. */
+static void fail(colo_timeline_t *tl)
+{
+    if (!tl->failed) tl->errnum = errno;
+    tl->failed = COLO_EIO;
+}
 
 int colo_timeline_open(colo_timeline_t *tl, const char *path, colo_time_t t0, colo_time_t t1,
                        colo_error_t *err)
@@ -11,13 +20,13 @@ int colo_timeline_open(colo_timeline_t *tl, const char *path, colo_time_t t0, co
     int rc = colo_atomic_open(&tl->af, path, err);
     if (rc) return rc;
     if (fprintf(tl->af.f, "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n") < 0)
-        tl->failed = COLO_EIO;
+        fail(tl);
     return 0;
 }
 
 static void sep(colo_timeline_t *tl)
 {
-    if (tl->any && fputs(",\n", tl->af.f) == EOF) tl->failed = COLO_EIO;
+    if (tl->any && fputs(",\n", tl->af.f) == EOF) fail(tl);
     tl->any = true;
     tl->events++;
 }
@@ -26,7 +35,7 @@ static void sep(colo_timeline_t *tl)
 static void str(colo_timeline_t *tl, const char *s)
 {
     json_t *j = json_string(s ? s : "");
-    if (!j || json_dumpf(j, tl->af.f, JSON_ENCODE_ANY)) tl->failed = COLO_EIO;
+    if (!j || json_dumpf(j, tl->af.f, JSON_ENCODE_ANY)) fail(tl);
     json_decref(j);
 }
 
@@ -83,9 +92,12 @@ int colo_timeline_close(colo_timeline_t *tl, bool commit, colo_error_t *err)
     if (fprintf(tl->af.f, "\n],\n\"otherData\": {\"window_start_s\": %.9g, \"window_end_s\": %.9g, "
                           "\"events\": %llu}}\n",
                 (double)tl->t0 / 1e9, (double)tl->t1 / 1e9, (unsigned long long)tl->events) < 0)
-        tl->failed = COLO_EIO;
+        fail(tl);
+    errno = 0;
+    if (!tl->failed && (fflush(tl->af.f) != 0 || ferror(tl->af.f))) fail(tl);
     if (tl->failed) {
-        colo_error_set(err, COLO_EIO, tl->af.path, 0, NULL, "cannot write the timeline");
+        colo_error_set(err, COLO_EIO, tl->af.path, 0, NULL, "cannot write the timeline: %s",
+                       strerror(tl->errnum ? tl->errnum : EIO));
         colo_atomic_abort(&tl->af);
         return COLO_EIO;
     }

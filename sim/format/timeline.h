@@ -27,6 +27,7 @@ typedef struct colo_timeline {
     uint64_t events;
     bool any;
     int failed; /* first write error */
+    int errnum; /* and its errno (0: none said) */
 } colo_timeline_t;
 
 /* Opens path (atomically: nothing appears there unless colo_timeline_close commits). */

@@ -14,6 +14,7 @@
 
 struct llm_req {
     colo_time_t arrival, first; /* first: when its first token came (-1: not yet) */
+    colo_time_t started;        /* when it first joined an iteration (-1: not yet) */
     int32_t client;
     long long prompt, output;
     long long target;    /* tokens to prefill: the prompt, or prompt + generated after preemption */
@@ -84,8 +85,13 @@ static double kv_pending(const colo_tenant_run_t *t)
 /* Blocks in use change: the utilisation integral up to now. */
 static void kv_account(colo_tenant_run_t *t)
 {
-    t->llm->kv_integral += kv_pending(t);
-    t->llm->kv_since = t->sim->eq.now;
+    struct colo_llm_run *L = t->llm;
+    double pending = kv_pending(t);
+    long long used = L->cfg->kv_blocks - L->free_blocks;
+    /* a level held into the window counts toward its peak, not only a change inside it */
+    if (pending > 0 && used > L->kv_peak) L->kv_peak = used;
+    L->kv_integral += pending;
+    L->kv_since = t->sim->eq.now;
 }
 
 static void kv_take(colo_tenant_run_t *t, struct llm_req *r, long long n)
@@ -171,7 +177,6 @@ static void free_req(struct colo_llm_run *L, int id)
     L->free_ids[L->n_free++] = id;
 }
 
-
 /* ---- requests ---- */
 
 void colo_serving_llm_pending(colo_tenant_run_t *t)
@@ -216,8 +221,13 @@ int colo_serving_llm_push(colo_tenant_run_t *t, int32_t client)
         }
         id = (int)L->n_req++;
     }
-    L->req[id] = (struct llm_req){.arrival = t->sim->eq.now, .first = -1, .client = client,
-                                  .prompt = p, .output = o, .target = p};
+    L->req[id] = (struct llm_req){.arrival = t->sim->eq.now,
+                                  .first = -1,
+                                  .started = -1,
+                                  .client = client,
+                                  .prompt = p,
+                                  .output = o,
+                                  .target = p};
     int rc = ring_push(&L->waiting, id, false);
     colo_serving_queue_counter(t);
     return rc;
@@ -265,7 +275,7 @@ static void admit(colo_tenant_run_t *t, int *budget, bool chunked)
 {
     struct colo_llm_run *L = t->llm;
     const colo_llm_cfg_t *c = L->cfg;
-    while (L->waiting.len && L->n_running < (size_t)c->max_num_seqs && *budget > 0) {
+    while (L->waiting.len && L->n_running<(size_t)c->max_num_seqs && * budget> 0) {
         int id = ring_front(&L->waiting);
         struct llm_req *r = &L->req[id];
         long long need = blocks_for(L, r->target);
@@ -276,6 +286,8 @@ static void admit(colo_tenant_run_t *t, int *budget, bool chunked)
             q = *budget;
         }
         ring_pop(&L->waiting);
+        if (r->started < 0)
+            r->started = t->sim->eq.now; /* its wait ends (not after a preemption) */
         kv_take(t, r, need);
         run_insert(L, id);
         r->chunk = (int)q;
@@ -325,7 +337,8 @@ static void form_iteration(colo_tenant_run_t *t)
         int id = L->running[k];
         struct llm_req *r = &L->req[id];
         if (r->chunk > 0)
-            colo_llm_iter_prefill(&L->it, p, r->chunk, r->cached, r->cached + r->chunk == r->target);
+            colo_llm_iter_prefill(&L->it, p, r->chunk, r->cached,
+                                  r->cached + r->chunk == r->target);
         else if (r->decode)
             colo_llm_iter_decode(&L->it, r->cached);
         else
@@ -386,8 +399,8 @@ static void timeline_iteration(colo_stream_run_t *s)
                                                        : "decode";
     char args[192];
     snprintf(args, sizeof args,
-             "{\"tokens\":%d,\"prefills\":%d,\"decodes\":%d,\"kv_blocks_used\":%lld}",
-             L->it.tokens, L->it.prefills, L->it.decodes, L->cfg->kv_blocks - L->free_blocks);
+             "{\"tokens\":%d,\"prefills\":%d,\"decodes\":%d,\"kv_blocks_used\":%lld}", L->it.tokens,
+             L->it.prefills, L->it.decodes, L->cfg->kv_blocks - L->free_blocks);
     colo_timeline_span(sim->tl, COLO_TL_TENANTS, colo_serving_stream_tid(s), kind, "iteration",
                        s->batch_start, sim->eq.now, args);
 }
@@ -417,15 +430,16 @@ static void complete(colo_tenant_run_t *t, int id)
     }
     if (in_window(sim, r->arrival)) {
         t->completed++;
-        t->queue_ns += (double)ttft;
-        t->exec_ns += (double)(now - r->first);
+        t->queue_ns += (double)(r->started - r->arrival); /* waiting, as docs/results.md says */
+        t->exec_ns += (double)(now - r->started);
         if (met) t->slo_met++;
         int rc = colo_samples_push(&t->latency, e2e);
         if (!rc) rc = colo_samples_push(&L->ttft, ttft);
         if (!rc && r->output > 1) rc = colo_samples_push(&L->tpot, tpot);
         colo_serving_fail(sim, rc);
     }
-    if (t->lg) colo_serving_fail(sim, colo_loadgen_sample_done(&t->cfg->arrival.lg, t->lg, e2e, now));
+    if (t->lg)
+        colo_serving_fail(sim, colo_loadgen_sample_done(&t->cfg->arrival.lg, t->lg, e2e, now));
     int32_t client = r->client;
     free_req(L, id);
     colo_serving_client_done(t, client);
@@ -554,7 +568,8 @@ void colo_serving_llm_check(const colo_tenant_run_t *t)
     for (size_t k = 0; k < L->n_running; k++)
         in_flight += (uint64_t)L->req[L->running[k]].generated;
     for (size_t k = 0; k < L->waiting.len; k++)
-        in_flight += (uint64_t)L->req[L->waiting.v[(L->waiting.head + k) % L->waiting.cap]].generated;
+        in_flight +=
+            (uint64_t)L->req[L->waiting.v[(L->waiting.head + k) % L->waiting.cap]].generated;
     COLO_CHECK(L->tokens_generated == L->tokens_of_completed + in_flight + L->tokens_of_dropped,
                "tenant %s: %llu tokens generated, %llu in completed requests and %llu in flight",
                t->cfg->name, (unsigned long long)L->tokens_generated,
@@ -568,7 +583,8 @@ uint64_t colo_serving_llm_in_flight(const colo_tenant_run_t *t)
     for (size_t k = 0; k < L->n_running; k++)
         n += in_window(t->sim, L->req[L->running[k]].arrival);
     for (size_t k = 0; k < L->waiting.len; k++)
-        n += in_window(t->sim, L->req[L->waiting.v[(L->waiting.head + k) % L->waiting.cap]].arrival);
+        n +=
+            in_window(t->sim, L->req[L->waiting.v[(L->waiting.head + k) % L->waiting.cap]].arrival);
     return n;
 }
 
@@ -579,14 +595,18 @@ int colo_tenant_llm_stats(const colo_sim_t *sim, size_t i, colo_llm_stats_t *out
     const colo_tenant_run_t *t = &sim->t[i];
     struct colo_llm_run *L = t->llm;
     const colo_llm_cfg_t *c = L->cfg;
-    if (colo_latency_summarise(&L->ttft, &out->ttft) || colo_latency_summarise(&L->tpot, &out->tpot))
+    if (colo_latency_summarise(&L->ttft, &out->ttft) ||
+        colo_latency_summarise(&L->tpot, &out->tpot))
         return COLO_ENOMEM;
     double window = COLO_TO_S(sim->sc->duration - sim->sc->warmup);
     out->output_tokens_per_s = (double)L->tokens_out_window / window;
     out->prompt_tokens_per_s = (double)L->prompt_tokens_window / window;
-    out->kv_utilisation_mean = (L->kv_integral + kv_pending(t)) / ((double)c->kv_blocks *
-                                                 (double)(sim->sc->duration - sim->sc->warmup));
-    out->kv_utilisation_max = (double)L->kv_peak / (double)c->kv_blocks;
+    out->kv_utilisation_mean =
+        (L->kv_integral + kv_pending(t)) /
+        ((double)c->kv_blocks * (double)(sim->sc->duration - sim->sc->warmup));
+    long long peak = L->kv_peak, used = c->kv_blocks - L->free_blocks;
+    if (kv_pending(t) > 0 && used > peak) peak = used; /* held to the end of the window */
+    out->kv_utilisation_max = (double)peak / (double)c->kv_blocks;
     out->preemptions = L->preemptions;
     out->iterations = L->iterations;
     out->prefill_iterations = L->prefill_iterations;

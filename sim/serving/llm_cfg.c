@@ -120,7 +120,10 @@ static long long typical(const colo_token_dist_t *d)
 {
     switch (d->kind) {
     case COLO_TOKENS_UNIFORM: return (d->min + d->max) / 2;
-    case COLO_TOKENS_LOGNORMAL: return llround(d->median);
+    case COLO_TOKENS_LOGNORMAL: { /* of the draws as they are clamped: 1 to max tokens */
+        long long m = llround(d->median);
+        return m < 1 ? 1 : m > d->max ? d->max : m;
+    }
     case COLO_TOKENS_ZIPF: {
         long long k = 0;
         while (k < d->max - 1 && d->cdf[k] < 0.5)
@@ -236,6 +239,9 @@ int colo_llm_cfg_read(const colo_cfg_reader_t *r, const config_setting_t *t, con
             return colo_cfg_error(r, config_setting_get_member(t, slos[k]), COLO_ERANGE,
                                   "too large");
         *ns[k] = colo_time_from_ns(*ms[k] * 1e6);
+        if (rc == 0 && *ns[k] < 1) /* rounds to 0, which means no SLO */
+            return colo_cfg_error(r, config_setting_get_member(t, slos[k]), COLO_ERANGE,
+                                  "%g ms is below the simulator's resolution of 1 ns", *ms[k]);
     }
     return 0;
 }

@@ -380,6 +380,9 @@ int colo_scenario_read_tenant(const colo_cfg_reader_t *r, const config_setting_t
     if (tc->slo_ms > MAX_SECONDS * 1e3)
         return colo_cfg_error(r, config_setting_get_member(t, "slo_ms"), COLO_ERANGE, "too large");
     tc->slo = colo_time_from_ns(tc->slo_ms * 1e6);
+    if (rc == 0 && tc->slo < 1) /* rounds to 0, which means no SLO */
+        return colo_cfg_error(r, config_setting_get_member(t, "slo_ms"), COLO_ERANGE,
+                              "%g ms is below the simulator's resolution of 1 ns", tc->slo_ms);
 
     long long v;
     if ((rc = colo_cfg_double(r, t, "memory_gib", COLO_CFG_NONNEG, &tc->memory_gib)) < 0 ||

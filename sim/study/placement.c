@@ -388,8 +388,16 @@ int colo_cluster_make_replicas(colo_cluster_t *c)
             if (c->mode == COLO_SHARE_GREEN)
                 largest.sms = g->sm.count / g->green.alignment * g->green.alignment;
             if ((rc = demand_on(c, 0, t, 1, largest, &d))) return rc;
-            reps = d <= c->headroom ? 1 : (int)ceil(d / c->headroom - 1e-9);
-            if (reps > MAX_GPUS * 7) reps = MAX_GPUS * 7;
+            /* as a double first: a tiny headroom or a huge demand must not wrap an int */
+            double need = d <= c->headroom ? 1 : ceil(d / c->headroom - 1e-9);
+            if (!(need <= MAX_GPUS * 7))
+                return colo_error_set(c->err, COLO_ERANGE, c->path, 0, "cluster.headroom",
+                                      "tenant '%s' would need %.3g replicas to keep each within "
+                                      "a headroom of %g of its GPU part (its demand there: %.3g): "
+                                      "more than the %d a cluster can place",
+                                      colo_cluster_tenant_name(c, t), need, c->headroom, d,
+                                      MAX_GPUS * 7);
+            reps = (int)need;
             c->tenants[t].replicas = reps;
             bool trial_more =
                 c->policy == COLO_CLUSTER_INTERFERENCE && c->models[0]->tenants[t].slo > 0;

@@ -57,9 +57,10 @@ static int passes(const colo_study_t *s, char **sets, size_t n, double x, int fi
     sets[n] = sets[n + 1] = NULL;
     if (rc) return rc;
     if (!any_slo)
-        return colo_error_set(err, COLO_EINVAL, s->scenario, 0, NULL,
-                              "no tenant has an SLO (slo_ms, or an LLM tenant's slo_ttft_ms or slo_tpot_ms): "
-                              "search has nothing to meet");
+        return colo_error_set(
+            err, COLO_EINVAL, s->scenario, 0, NULL,
+            "no tenant has an SLO (slo_ms, or an LLM tenant's slo_ttft_ms or slo_tpot_ms): "
+            "search has nothing to meet");
     /* A replication in which a tenant had no arrivals has no attainment (null: no request to
      * meet or miss): the mean and its confidence bound are over the replications that have one. */
     *ok = true;
@@ -124,8 +125,9 @@ static int rep_capacity(const colo_study_t *s, char **sets, size_t n, const stru
         }
         hi = s->search.hi;
     }
-    while (hi - lo > s->search.tolerance * lo) {
+    for (int step = 0; hi - lo > s->search.tolerance * lo && step < COLO_SEARCH_MAX_STEPS; step++) {
         double mid = 0.5 * (lo + hi);
+        if (mid <= lo || mid >= hi) break; /* neighbouring doubles: nothing between them */
         if ((rc = passes(s, sets, n, mid, r, 1, &ok, NULL, err))) return rc;
         if (ok)
             lo = mid;
@@ -154,8 +156,11 @@ int colo_search_point(const colo_study_t *s, char **sets, size_t n, double *capa
         *hi_passes = true;
         *capacity = hi;
     }
-    while (!rc && !*lo_fails && !*hi_passes && hi - lo > s->search.tolerance * lo) {
+    for (int step = 0; !rc && !*lo_fails && !*hi_passes && hi - lo > s->search.tolerance * lo &&
+                       step < COLO_SEARCH_MAX_STEPS;
+         step++) {
         double mid = 0.5 * (lo + hi);
+        if (mid <= lo || mid >= hi) break; /* neighbouring doubles: nothing between them */
         if ((rc = probe(s, sets, n, &pr, mid, &ok, err))) break;
         if (ok)
             lo = mid;
@@ -182,9 +187,9 @@ static json_t *reps_json(const colo_study_t *s, const double *c)
     }
     for (int r = 0; r < k; r++)
         var += k > 1 ? (c[r] - mean) * (c[r] - mean) / (k - 1) : 0;
-    double half = k > 1 ? gsl_cdf_tdist_Pinv(0.5 + 0.5 * s->search.confidence, k - 1) *
-                              sqrt(var) / sqrt(k)
-                        : 0;
+    double half =
+        k > 1 ? gsl_cdf_tdist_Pinv(0.5 + 0.5 * s->search.confidence, k - 1) * sqrt(var) / sqrt(k)
+              : 0;
     /* no capacity is below 0: the interval is cut there */
     json_t *ci = k > 1 ? json_pack("[f,f]", fmax(0, mean - half), mean + half) : json_null();
     return caps && ci ? json_pack("{s:o,s:f,s:o,s:f}", "capacities", caps, "mean", mean, "ci", ci,

@@ -189,9 +189,11 @@ static int read_search(const colo_cfg_reader_t *r, const config_setting_t *g, co
     if (s->search.hi <= s->search.lo)
         return colo_cfg_error(r, config_setting_get_member(g, "hi"), COLO_ERANGE,
                               "must be above lo (%g)", s->search.lo);
-    if (s->search.tolerance >= 1)
+    if (s->search.tolerance >= 1 || s->search.tolerance < COLO_SEARCH_MIN_TOLERANCE)
         return colo_cfg_error(r, config_setting_get_member(g, "tolerance"), COLO_ERANGE,
-                              "a fraction of the answer, below 1");
+                              "a fraction of the answer from %g to below 1 (got %g): a finer one "
+                              "is below what a double can tell apart",
+                              COLO_SEARCH_MIN_TOLERANCE, s->search.tolerance);
     if (reps > 1000)
         return colo_cfg_error(r, config_setting_get_member(g, "replications"), COLO_ERANGE,
                               "at most 1000");

@@ -82,6 +82,11 @@ struct colo_sweep_opts {
  * with their error. 0, or a negative code with err set. */
 int colo_sweep_run(const colo_study_t *s, const colo_sweep_opts_t *o, colo_error_t *err);
 
+/* The finest search tolerance: a relative step a double can still take many times over (its
+ * precision is 2.2e-16), and the most bisection steps of one search (2^-200 of any range). */
+#define COLO_SEARCH_MIN_TOLERANCE 1e-12
+#define COLO_SEARCH_MAX_STEPS 200
+
 /* For each point, bisects the search key between lo and hi: the highest value at which every
  * tenant's SLO attainment has a one-sided lower confidence bound (Student t over the
  * replications, seeds seed, seed+1, ...) of at least the goal. Writes search.json and

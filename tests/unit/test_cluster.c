@@ -232,6 +232,21 @@ Test(cluster, auto_replicas_split_a_service_too_big_for_one_gpu)
     json_decref(res);
 }
 
+/* A tiny headroom wrapped the replica count to -2147483648 and reported "GPUs needed: 0, every
+ * SLO met" at 1,500 requests/s: what cannot be placed is refused, with the key. */
+Test(cluster, a_headroom_no_cluster_can_meet_is_refused)
+{
+    const char *sets[] = {"tenants.[0].replicas=auto", "cluster.headroom=1e-10"};
+    json_t *res = NULL;
+    colo_error_t err;
+    colo_error_clear(&err);
+    cr_assert_lt(
+        colo_cluster_run(src_path("tests/fixtures/cluster/packing.cfg"), sets, 2, &res, &err), 0);
+    cr_assert_null(res);
+    cr_assert_str_eq(err.key, "cluster.headroom");
+    cr_assert(strstr(err.text, "more than the 7168 a cluster can place"), "%s", err.text);
+}
+
 Test(cluster, the_same_file_gives_the_same_results)
 {
     const char *sets[] = {"tenants.m1.arrival.rate=1500", "tenants.m2.arrival.rate=1500",

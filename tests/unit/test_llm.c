@@ -180,6 +180,61 @@ Test(llm, a_full_kv_cache_preempts_and_a_larger_one_does_not)
     run_free(&b);
 }
 
+/* One request that took its only KV block before the window and decodes through it: the cache
+ * never changes inside the window. Its peak there is that block, not 0 below a mean of 5.9 %. */
+Test(llm, a_kv_level_held_through_the_window_is_its_peak)
+{
+    const char *sets[] = {"tenants.[0].arrival.process=mlperf",
+                          "tenants.[0].arrival.scenario=Offline",
+                          "tenants.[0].arrival.samples=1",
+                          "tenants.[1].arrival.rate=0.001",
+                          "warmup_s=0.5",
+                          "duration_s=3",
+                          "tenants.[0].tokens.output.min=2000",
+                          "tenants.[0].tokens.output.max=2000",
+                          "tenants.[0].llm.block_tokens=4096"};
+    test_run_t r = run_scenario(src_path("tests/fixtures/llm/one_llm.cfg"), sets, 9);
+    json_t *kv = json_object_get(llm_of(&r), "kv_cache");
+    double mean = result_num(kv, "utilisation_mean"), max = result_num(kv, "utilisation_max");
+    cr_expect_gt(mean, 0);
+    cr_expect_geq(max, mean, "max %.4f below mean %.4f", max, mean);
+    run_free(&r);
+}
+
+/* queue_ms_mean is the wait before a request joins an iteration (docs/results.md), not its TTFT:
+ * one request alone never waits, though its first token takes a prefill. */
+Test(llm, the_queue_is_the_wait_not_the_time_to_first_token)
+{
+    const char *sets[] = {"tenants.[0].arrival.process=mlperf",
+                          "tenants.[0].arrival.scenario=Offline",
+                          "tenants.[0].arrival.samples=1", "tenants.[1].arrival.rate=0.001",
+                          "warmup_s=0"};
+    test_run_t r = run_scenario(src_path("tests/fixtures/llm/one_llm.cfg"), sets, 5);
+    json_t *t = result_tenant(&r, 0);
+    double q = result_num(t, "queue_ms_mean"), x = result_num(t, "execution_ms_mean");
+    double ttft = result_num(json_object_get(llm_of(&r), "ttft_ms"), "mean");
+    double e2e = result_num(json_object_get(t, "latency_ms"), "mean");
+    cr_expect_lt(q, 0.01, "one request alone waited %.3f ms", q);
+    cr_expect_gt(ttft, 1.0);
+    cr_expect_float_eq(q + x, e2e, 1e-6 * e2e);
+    run_free(&r);
+}
+
+/* A lognormal median below half a token gave a typical request of 0 tokens and 0 ms while
+ * every real one, drawn at 1 token or more, took milliseconds. */
+Test(llm, a_typical_request_has_at_least_one_token)
+{
+    const char *sets[] = {"tenants.[0].tokens.prompt={ dist = \"lognormal\"; median = 0.3; "
+                          "sigma = 0.5; max = 8; }",
+                          "tenants.[0].tokens.output={ dist = \"lognormal\"; median = 0.3; "
+                          "sigma = 0.5; max = 8; }",
+                          "tenants.[1].arrival.rate=0.001", "duration_s=4"};
+    test_run_t r = run_scenario(src_path("tests/fixtures/llm/one_llm.cfg"), sets, 4);
+    double alone = result_num(result_tenant(&r, 0), "isolated_ms");
+    cr_expect_gt(alone, 0.5, "a typical request alone: %.3f ms", alone);
+    run_free(&r);
+}
+
 /* The LLM's TPOT p50 beside a vision neighbour at rate, under mode. */
 static double tpot_beside(const char *mode, const char *rate)
 {

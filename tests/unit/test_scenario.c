@@ -359,3 +359,63 @@ Test(scenario, set_creates_missing_groups_and_replaces_whole_ones)
     cr_expect_str_eq(err.source, "--set");
     cr_expect_eq(err.line, 1);
 }
+
+/* Writes the demo scenario with its seed line replaced, in a temporary folder beside a copy of
+ * what it includes; returns the scenario's path (static). */
+static const char *demo_with(const char *seed_line, const char *include)
+{
+    static char dir[64], path[128];
+    snprintf(dir, sizeof dir, "/tmp/colo_wide_XXXXXX");
+    cr_assert(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/s.cfg", dir);
+    char src[4096];
+    snprintf(src, sizeof src, "%s/scenarios/mps_caps_h100.cfg", COLO_TEST_SRC);
+    FILE *in = fopen(src, "r"), *out = fopen(path, "w");
+    cr_assert(in && out);
+    char line[4096];
+    while (fgets(line, sizeof line, in)) {
+        char *tr = strstr(line, "\"../traces/");
+        if (strncmp(line, "seed", 4) == 0) {
+            fprintf(out, "%s\n", seed_line);
+        } else if (tr) {
+            fprintf(out, "%.*s\"%s/traces/%s", (int)(tr - line), line, COLO_TEST_SRC, tr + 11);
+        } else {
+            fputs(line, out);
+        }
+    }
+    if (include) fprintf(out, "@include \"inc.cfg\"\n");
+    fclose(in);
+    fclose(out);
+    if (include) {
+        char inc[160];
+        snprintf(inc, sizeof inc, "%s/inc.cfg", dir);
+        FILE *f = fopen(inc, "w");
+        cr_assert(f);
+        fputs(include, f);
+        fclose(f);
+    }
+    return path;
+}
+
+/* libconfig 1.5 reads 4294967297 written without L as 1: a file reads it as --set does. */
+Test(scenario, integers_beyond_32_bits_read_as_written)
+{
+    colo_scenario_t *sc = load(demo_with("seed = 4294967297; # 2147483648 in a comment", NULL), NULL, 0);
+    cr_assert_eq(sc->seed, 4294967297ULL);
+    colo_scenario_free(sc);
+    const char *path = demo_with("seed = 99999999999999999999;", NULL);
+    char want[512];
+    snprintf(want, sizeof want,
+             "%s:15: seed: 99999999999999999999 is beyond a 64-bit integer (at most "
+             "9223372036854775807)",
+             path);
+    load_fails(path, NULL, 0, want);
+    path = demo_with("seed = 7;", "description = \"x\";\nwarmup_s = 2147483648;\n");
+    char inc[160];
+    snprintf(inc, sizeof inc, "%.*s/inc.cfg", (int)(strrchr(path, '/') - path), path);
+    snprintf(want, sizeof want,
+             "%s:2: warmup_s: 2147483648 does not fit in 32 bits, and libconfig reads it as "
+             "-2147483648 in an included file: write 2147483648L",
+             inc);
+    load_fails(path, NULL, 0, want);
+}

@@ -80,6 +80,9 @@ Test(study, bad_studies_name_file_line_and_key)
          "search = { key = \"load_scale\"; };\n",
          "search.key", "also an axis", 3},
         {"scenario = \"x.cfg\";\nsearch = { lo = 2.0; hi = 1.0; };\n", "search.hi", "above lo", 2},
+        /* the midpoint of two neighbouring doubles is one of them: it would bisect forever */
+        {"scenario = \"x.cfg\";\nsearch = { lo = 1.0; hi = 2.0;\n tolerance = 1e-17; };\n",
+         "search.tolerance", "what a double can tell apart", 3},
         {"grid = ( );\n", "scenario", "missing", 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
