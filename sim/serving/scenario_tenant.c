@@ -246,9 +246,11 @@ static int read_colour(const colo_cfg_reader_t *r, const config_setting_t *t, co
     tc->pcie_weight = 1.0;
     int rc = colo_cfg_double(r, t, "pcie_weight", COLO_CFG_POSITIVE, &tc->pcie_weight);
     if (rc < 0) return rc;
-    if (tc->pcie_weight > 1e6)
+    /* 1e-6 to 1e6: two tenants' shares differ by at most 1e12, which the fluid solver resolves;
+     * a weight of 1e-15 stopped the run with "invalid argument" and no key */
+    if (tc->pcie_weight > 1e6 || tc->pcie_weight < 1e-6)
         return colo_cfg_error(r, config_setting_get_member(t, "pcie_weight"), COLO_ERANGE,
-                              "at most 1e6");
+                              "from 1e-6 to 1e6 (got %g)", tc->pcie_weight);
     if (!cs && !ks) return 0;
     if (cs && ks)
         return colo_cfg_error(r, ks, COLO_EINVAL, "give channels or colour, not both");
