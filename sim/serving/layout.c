@@ -32,11 +32,17 @@ static int memory_fits(const colo_cfg_reader_t *r, const config_setting_t *root,
                                   "%.2f GiB does not fit the tenant's MPS memory limit of %.2f GiB",
                                   t->memory_gib, t->memory_limit_gib);
         need += t->memory_gib;
-        if (need > capacity_gib)
+        if (need > capacity_gib) { /* as many digits as show the two apart (80.001 > 80) */
+            int d = 2;
+            char a[64], b[64];
+            do {
+                snprintf(a, sizeof a, "%.*f", d, need);
+                snprintf(b, sizeof b, "%.*f", d, capacity_gib);
+            } while (strcmp(a, b) == 0 && ++d < 12);
             return colo_cfg_error(r, tenant_key(root, list[i], "memory_gib"), COLO_ERANGE,
-                                  "the tenants on %s need %.2f GiB of device memory; it has "
-                                  "%.2f GiB",
-                                  where, need, capacity_gib);
+                                  "the tenants on %s need %s GiB of device memory; it has %s GiB",
+                                  where, a, b);
+        }
     }
     return 0;
 }
