@@ -80,6 +80,9 @@ void colo_atomic_remove_on_signal(void)
         if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN) continue;
         sigaction(sigs[i], &sa, NULL);
     }
+    /* Past a file-size limit (ulimit -f) a write fails with EFBIG instead of killing the process:
+     * the output is then refused as any failed write is, its temporary file removed */
+    signal(SIGXFSZ, SIG_IGN);
 }
 
 int colo_atomic_open(colo_atomic_file_t *af, const char *path, colo_error_t *err)
