@@ -308,6 +308,15 @@ static int cmd_import(int argc, char **argv)
                                         argv[optind - 1]);
         }
     }
+    /* what goes into the trace's JSON as text must be UTF-8 (it said "out of memory") */
+    const char *const texts[] = {model, annotation, vo.commit, vo.source, vo.repository};
+    const char *const names[] = {"--model", "--annotation", "--commit", "--source", "--repository"};
+    for (size_t k = 0; k < sizeof texts / sizeof *texts; k++) {
+        colo_error_t u;
+        colo_error_clear(&u);
+        if (texts[k] && colo_text_utf8_error(names[k], texts[k], strlen(texts[k]), &u))
+            return colo_cli_usage_error(usage_import, "%s: %s", names[k], u.text);
+    }
     if (argc - optind != 2)
         return colo_cli_usage_error(usage_import, "%s", "expected: import KIND FILE -o TRACE.json");
     const char *kind = argv[optind], *in = argv[optind + 1];

@@ -714,6 +714,11 @@ int colo_cfg_override(config_t *cfg, const char *assignment, int index, colo_err
     memcpy(key, assignment, klen);
     key[klen] = '\0';
     const char *value = eq + 1;
+    /* the results are JSON: text that is not UTF-8 is refused here, as it is in files */
+    colo_error_t u;
+    colo_error_clear(&u);
+    if (colo_text_utf8_error("--set", assignment, strlen(assignment), &u))
+        return colo_error_set(err, COLO_EINVAL, "--set", index, key, "%s", u.text);
 
     char path[256];
     memcpy(path, key, klen + 1);

@@ -87,6 +87,17 @@ expect 2 "--set:1: tenants.[0].memory_gib: at most 1,000,000 GiB" -- \
 expect 2 "--set:1: seed:" -- "$colosim" run "$s" --set seed=99999999999999999999 -q -o "$out/x.json"
 [ ! -e "$out/x.json" ] || fail "output written for a bad value"
 
+# -- option values that are not UTF-8 (issue 40: "out of memory" after the run, while check said
+#    ok): refused where they are given
+expect 2 "--set:3: description: not UTF-8: byte 0xFF" -- \
+    "$colosim" run "$s" "${short[@]}" -q -o "$out/u.json" --set $'description=\xff'
+expect 2 "--set:1: description: not UTF-8: byte 0xFF" -- \
+    "$colosim" check "$s" --set $'description=\xff'
+printf 'Name,Profile,Memory_footprint,SM_usage,Duration\nk,1,0,1,1000\n' > "$out/o.csv"
+expect 2 "--model: not UTF-8: byte 0xFF" -- \
+    "$colosim" import orion "$out/o.csv" --gpu v100-sxm2 --model $'m\xff' -o "$out/u.json"
+[ ! -e "$out/u.json" ] || fail "an output was written for a value that is not UTF-8"
+
 # -- in files: NaN and infinity are not JSON; numbers past a double are refused by name
 jq '.ops[1].duration_ns = 1e308' "$src/tests/fixtures/tiny_h100.json" > "$out/big.json"
 expect 2 "ops[1].duration_ns: is longer than 11 days" -- "$colosim" trace "$out/big.json"

@@ -419,3 +419,13 @@ Test(scenario, integers_beyond_32_bits_read_as_written)
              inc);
     load_fails(path, NULL, 0, want);
 }
+
+/* Text that is not UTF-8 given with --set said "out of memory" when the results were written,
+ * while check said ok: it is refused where it is given. */
+Test(scenario, a_set_value_that_is_not_utf8_is_refused_at_its_key)
+{
+    const char *sets[] = {"description=caf\xe9"};
+    load_fails(src_path("scenarios/mps_caps_h100.cfg"), sets, 1,
+               "--set:1: description: not UTF-8: byte 0xE9 in column 16 (colosim reads UTF-8 "
+               "text: its results are JSON)");
+}
