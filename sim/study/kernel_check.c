@@ -3,10 +3,10 @@
 #include "kernel_check.h"
 #include "alloc.h"
 #include "csv.h"
+#include "folder.h"
 #include "gpu_catalog.h"
 #include "kernel_model.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
@@ -54,14 +54,6 @@ static int cmp_shape(const void *a, const void *b)
     for (int i = 0; i < COLO_NS_SHAPE; i++)
         if (x->shape[i] != y->shape[i]) return x->shape[i] < y->shape[i] ? -1 : 1;
     return 0;
-}
-
-static double host_of(const colo_ns_table_t *t)
-{
-    double h = INFINITY;
-    for (size_t i = 0; i < t->n; i++)
-        if (t->rows[i].latency_ns < h) h = t->rows[i].latency_ns;
-    return h;
 }
 
 static int push(colo_kcell_t *c, colo_kpick_t p)
@@ -137,7 +129,7 @@ static int compare(colo_kcheck_t *k, const colo_ns_table_t *s, const colo_gpu_t 
                    const colo_ns_table_t *d, const colo_gpu_t *gd, colo_kcell_t *cell,
                    colo_error_t *err)
 {
-    double hs = host_of(s), hd = host_of(d);
+    double hs = s->shortest_ns, hd = d->shortest_ns;
     for (size_t i = 0; i < s->n; i++) {
         const colo_ns_row_t *r = &s->rows[i];
         const colo_ns_row_t *m = bsearch(r, d->rows, d->n, sizeof *r, cmp_shape);
@@ -162,65 +154,18 @@ static int compare(colo_kcheck_t *k, const colo_ns_table_t *s, const colo_gpu_t 
     return 0;
 }
 
-static bool is_table(const char *name)
-{
-    size_t n = strlen(name);
-    return (n > 4 && !strcmp(name + n - 4, ".csv")) || (n > 7 && !strcmp(name + n - 7, ".csv.gz"));
-}
-
-static int by_name(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The table files of dir, sorted (so the run does not depend on the folder's order). */
-static int list_tables(const char *dir, char ***names, size_t *n, colo_error_t *err)
-{
-    DIR *dd = opendir(dir);
-    if (!dd)
-        return colo_error_set(err, COLO_EIO, dir, 0, NULL, "cannot open the folder: %s",
-                              strerror(errno));
-    struct dirent *e;
-    size_t cap = 0;
-    *names = NULL;
-    *n = 0;
-    int rc = 0;
-    while (!rc && (e = readdir(dd))) {
-        if (!is_table(e->d_name)) continue;
-        if (*n == cap) {
-            cap = cap ? 2 * cap : 64;
-            char **nn = colo_realloc(*names, cap * sizeof *nn);
-            if (!nn) {
-                rc = COLO_ENOMEM;
-                break;
-            }
-            *names = nn;
-        }
-        size_t len = strlen(dir) + strlen(e->d_name) + 2;
-        char *p = colo_malloc(len);
-        if (!p) {
-            rc = COLO_ENOMEM;
-            break;
-        }
-        snprintf(p, len, "%s/%s", dir, e->d_name);
-        (*names)[(*n)++] = p;
-    }
-    closedir(dd);
-    if (!rc && *n == 0)
-        rc = colo_error_set(err, COLO_ENOENT, dir, 0, NULL,
-                            "no NeuSight tables (OP__DEVICE.csv or .csv.gz) in the folder");
-    if (!rc) qsort(*names, *n, sizeof **names, by_name);
-    return rc;
-}
-
 int colo_kcheck_run(const char *dir, colo_kcheck_t **out, colo_error_t *err)
 {
     *out = NULL;
     colo_kcheck_t *k = colo_calloc(1, sizeof *k);
     if (!k) return colo_error_set(err, COLO_ENOMEM, dir, 0, NULL, "out of memory");
+    static const char *const tables[] = {".csv", ".csv.gz", NULL};
     char **names = NULL;
     size_t n = 0;
-    int rc = list_tables(dir, &names, &n, err);
+    int rc = colo_folder_list(dir, tables, &names, &n, err);
+    if (!rc && n == 0)
+        rc = colo_error_set(err, COLO_ENOENT, dir, 0, NULL,
+                            "no NeuSight tables (OP__DEVICE.csv or .csv.gz) in the folder");
     int *gi = NULL;
     colo_gpu_t *g[COLO_KCHECK_MAX_GPUS] = {0};
     const char *dump = getenv("COLOSIM_KCHECK_DUMP");
@@ -250,7 +195,7 @@ int colo_kcheck_run(const char *dir, colo_kcheck_t **out, colo_error_t *err)
     for (size_t x = 0; !rc && x < k->n_gpus; x++)
         rc = colo_gpu_open(k->gpu[x], NULL, NULL, &g[x], NULL, 0, NULL, err);
     for (size_t i = 0; !rc && i < k->n_tables; i++) {
-        double h = host_of(k->tables[i]);
+        double h = k->tables[i]->shortest_ns;
         for (size_t r = 0; r < k->tables[i]->n; r++)
             k->host_bound += colo_kcheck_kernel_ns(k->tables[i]->rows[r].latency_ns, h) < 0;
         for (size_t j = 0; !rc && j < k->n_tables; j++) {
@@ -264,9 +209,7 @@ int colo_kcheck_run(const char *dir, colo_kcheck_t **out, colo_error_t *err)
         colo_gpu_free(g[x]);
     if (k->dump) fclose(k->dump);
     k->dump = NULL;
-    for (size_t i = 0; i < n; i++)
-        colo_free(names[i]);
-    colo_free(names);
+    colo_folder_free(names, n);
     colo_free(gi);
     if (rc == COLO_ENOMEM) colo_error_set(err, COLO_ENOMEM, dir, 0, NULL, "out of memory");
     if (rc) {

@@ -3,17 +3,16 @@
 #include "validate.h"
 #include "alloc.h"
 #include "cfg.h"
+#include "folder.h"
 #include "kernel_class.h"
 
 #include <ctype.h>
-#include <dirent.h>
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-const char *const colo_vcategories[] = {"alone", "cross_gpu",  "batch",      "mig",      "mps",
-                                        "green", "colocation", "saturation", "green_bw", "kernels",
-                                        NULL};
+const char *const colo_vcategories[] = {"alone",    "cross_gpu", "batch",      "mig",
+                                        "mps",      "green",     "colocation", "saturation",
+                                        "green_bw", "kernels",   NULL};
 
 /* ---- reading ---------------------------------------------------------------------------- */
 
@@ -308,11 +307,6 @@ static int read_file(colo_vsuite_t *s, const char *path, colo_error_t *err)
     return rc;
 }
 
-static int by_name(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 int colo_vsuite_load(const char *dir, colo_vsuite_t **out, colo_error_t *err)
 {
     *out = NULL;
@@ -321,38 +315,21 @@ int colo_vsuite_load(const char *dir, colo_vsuite_t **out, colo_error_t *err)
         colo_free(s);
         return colo_error_set(err, COLO_ENOMEM, dir, 0, NULL, "out of memory");
     }
-    DIR *d = opendir(dir);
-    if (!d) {
+    static const char *const cfg[] = {".cfg", NULL};
+    char **names;
+    size_t n;
+    int rc = colo_folder_list(dir, cfg, &names, &n, err);
+    if (rc) {
         colo_vsuite_free(s);
-        return colo_error_set(err, COLO_EIO, dir, 0, NULL, "cannot open the folder: %s",
-                              strerror(errno));
+        return rc == COLO_ENOMEM ? colo_error_set(err, rc, dir, 0, NULL, "out of memory") : rc;
     }
-    char **names = NULL;
-    size_t n = 0, cap = 0;
-    int rc = 0;
-    for (struct dirent *e; !rc && (e = readdir(d));) {
-        size_t len = strlen(e->d_name);
-        if (len < 5 || strcmp(e->d_name + len - 4, ".cfg") != 0 || e->d_name[0] == '.') continue;
-        if (n == cap && colo_grow((void **)&names, &cap, n + 1, sizeof *names)) {
-            rc = COLO_ENOMEM;
-            break;
-        }
-        if (colo_path_join(dir, e->d_name, &names[n]))
-            rc = COLO_ENOMEM;
-        else
-            n++;
-    }
-    closedir(d);
-    if (!rc) qsort(names, n, sizeof *names, by_name);
     for (size_t i = 0; !rc && i < n; i++)
         rc = read_file(s, names[i], err);
     if (!rc && s->n_cases == 0)
         rc = colo_error_set(err, COLO_ENOENT, dir, 0, NULL,
                             "no case files (*.cfg with a source and its cases)");
     if (rc == COLO_ENOMEM) colo_error_set(err, rc, dir, 0, NULL, "out of memory");
-    for (size_t i = 0; i < n; i++)
-        colo_free(names[i]);
-    colo_free(names);
+    colo_folder_free(names, n);
     if (rc) {
         colo_vsuite_free(s);
         return rc;

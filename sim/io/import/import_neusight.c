@@ -338,6 +338,8 @@ int colo_ns_read(const char *path, colo_ns_table_t **out, colo_error_t *err)
             cap_rows = nc;
         }
         rc = parse_row(t, fields, n, col, lineno, &t->rows[t->n], err);
+        if (!rc && (t->n == 0 || t->rows[t->n].latency_ns < t->shortest_ns))
+            t->shortest_ns = t->rows[t->n].latency_ns;
         if (!rc) t->n++;
     }
     if (rc == COLO_ENOMEM) colo_error_set(err, COLO_ENOMEM, path, lineno, NULL, "out of memory");

@@ -52,6 +52,7 @@ typedef struct colo_ns_table {
     colo_ns_op_t op;
     size_t n;
     colo_ns_row_t *rows;
+    double shortest_ns; /* the least latency of its rows (the host's time per op, kernel_check.h) */
 } colo_ns_table_t;
 
 /* Reads one NeuSight CSV (gzip or plain): the op from its OPName column, every row's kernel,
