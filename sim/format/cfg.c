@@ -451,6 +451,23 @@ int colo_cfg_double(const colo_cfg_reader_t *r, const config_setting_t *g, const
     return 0;
 }
 
+int colo_cfg_ms(const colo_cfg_reader_t *r, const config_setting_t *g, const char *name, int flags,
+                double max_ms, double *ms, colo_time_t *ns)
+{
+    double v;
+    int rc = colo_cfg_double(r, g, name, flags, &v);
+    if (rc) return rc;
+    const config_setting_t *s = config_setting_get_member(g, name);
+    if (v > max_ms) return colo_cfg_error(r, s, COLO_ERANGE, "too large");
+    colo_time_t t = colo_time_from_ns(v * 1e6);
+    if (v > 0 && t < 1)
+        return colo_cfg_error(r, s, COLO_ERANGE,
+                              "%g ms is below the simulator's resolution of 1 ns", v);
+    *ms = v;
+    *ns = t;
+    return 0;
+}
+
 int colo_cfg_string(const colo_cfg_reader_t *r, const config_setting_t *g, const char *name,
                     int flags, const char **out)
 {

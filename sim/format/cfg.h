@@ -4,6 +4,7 @@
 #define COLO_CFG_H
 
 #include "errors.h"
+#include "simtime.h"
 
 #include <libconfig.h>
 #include <stdbool.h>
@@ -20,6 +21,13 @@ enum {
     COLO_CFG_POSITIVE = 1 << 1, /* value > 0 */
     COLO_CFG_NONNEG = 1 << 2,   /* value >= 0 */
 };
+
+/* A time in milliseconds (flags as colo_cfg_double) into *ms and *ns: at most max_ms ("too
+ * large"); given and positive, at least the simulator's 1 ns, since a shorter one rounds to 0,
+ * which keys such as SLOs read as "none". 0, 1 when absent (*ms and *ns untouched), or an error
+ * at the key. */
+int colo_cfg_ms(const colo_cfg_reader_t *r, const config_setting_t *g, const char *name, int flags,
+                double max_ms, double *ms, colo_time_t *ns);
 
 /* Integer literals of configuration text (outside strings and comments): libconfig 1.5 reads one
  * beyond 32 bits without its L as the wrapped value and one beyond 64 bits as the largest. One

@@ -233,16 +233,8 @@ int colo_llm_cfg_read(const colo_cfg_reader_t *r, const config_setting_t *t, con
     static const char *const slos[] = {"slo_ttft_ms", "slo_tpot_ms"};
     double *ms[] = {&c->slo_ttft_ms, &c->slo_tpot_ms};
     colo_time_t *ns[] = {&c->slo_ttft, &c->slo_tpot};
-    for (int k = 0; k < 2; k++) {
-        if ((rc = colo_cfg_double(r, t, slos[k], COLO_CFG_POSITIVE, ms[k])) < 0) return rc;
-        if (*ms[k] > 1e9)
-            return colo_cfg_error(r, config_setting_get_member(t, slos[k]), COLO_ERANGE,
-                                  "too large");
-        *ns[k] = colo_time_from_ns(*ms[k] * 1e6);
-        if (rc == 0 && *ns[k] < 1) /* rounds to 0, which means no SLO */
-            return colo_cfg_error(r, config_setting_get_member(t, slos[k]), COLO_ERANGE,
-                                  "%g ms is below the simulator's resolution of 1 ns", *ms[k]);
-    }
+    for (int k = 0; k < 2; k++)
+        if ((rc = colo_cfg_ms(r, t, slos[k], COLO_CFG_POSITIVE, 1e9, ms[k], ns[k])) < 0) return rc;
     return 0;
 }
 

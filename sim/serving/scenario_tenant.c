@@ -377,14 +377,9 @@ int colo_scenario_read_tenant(const colo_cfg_reader_t *r, const config_setting_t
     if (llm && (rc = colo_llm_cfg_read(r, t, sc->dir, tc->arrival.path != NULL, &tc->llm)))
         return rc;
 
-    rc = colo_cfg_double(r, t, "slo_ms", COLO_CFG_POSITIVE, &tc->slo_ms);
-    if (rc < 0) return rc;
-    if (tc->slo_ms > MAX_SECONDS * 1e3)
-        return colo_cfg_error(r, config_setting_get_member(t, "slo_ms"), COLO_ERANGE, "too large");
-    tc->slo = colo_time_from_ns(tc->slo_ms * 1e6);
-    if (rc == 0 && tc->slo < 1) /* rounds to 0, which means no SLO */
-        return colo_cfg_error(r, config_setting_get_member(t, "slo_ms"), COLO_ERANGE,
-                              "%g ms is below the simulator's resolution of 1 ns", tc->slo_ms);
+    if ((rc = colo_cfg_ms(r, t, "slo_ms", COLO_CFG_POSITIVE, MAX_SECONDS * 1e3, &tc->slo_ms,
+                          &tc->slo)) < 0)
+        return rc;
 
     long long v;
     if ((rc = colo_cfg_double(r, t, "memory_gib", COLO_CFG_NONNEG, &tc->memory_gib)) < 0 ||

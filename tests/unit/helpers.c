@@ -85,6 +85,18 @@ test_run_t run_scenario_tl(const char *path, const char *const *sets, size_t n, 
     return r;
 }
 
+const char *scenario_load_error(const char *path, const char *const *sets, size_t n)
+{
+    static char msg[2048];
+    colo_error_t err;
+    colo_error_clear(&err);
+    colo_scenario_t *sc = NULL;
+    cr_assert_lt(colo_scenario_load(path, sets, n, &sc, &err), 0, "%s loaded", path);
+    cr_assert_null(sc);
+    colo_error_format(&err, msg, sizeof msg);
+    return msg;
+}
+
 test_run_t run_scenario(const char *path, const char *const *sets, size_t n)
 {
     return run_scenario_tl(path, sets, n, 0, 0);

@@ -22,6 +22,10 @@ colo_gpu_t *open_gpu(const char *name);
 /* Reads a whole small text file (static buffer), trailing whitespace removed. */
 const char *read_text(const char *path);
 
+/* Loads a scenario file with overrides that must be refused: the test fails if it loads; the
+ * error as the CLI prints it (a static buffer). */
+const char *scenario_load_error(const char *path, const char *const *sets, size_t n);
+
 /* A finished run of a scenario file with overrides; everything freed by run_free. */
 typedef struct test_run {
     colo_scenario_t *sc;

@@ -306,13 +306,7 @@ Test(gpu, pcie_boards_match_their_datasheets)
 static void scenario_fails_with(const char *path, const char *const *sets, size_t n,
                                 const char *const *parts)
 {
-    colo_error_t err;
-    colo_error_clear(&err);
-    colo_scenario_t *sc = NULL;
-    char msg[2048];
-    cr_assert_lt(colo_scenario_load(path, sets, n, &sc, &err), 0);
-    cr_assert_null(sc);
-    colo_error_format(&err, msg, sizeof msg);
+    const char *msg = scenario_load_error(path, sets, n);
     for (size_t i = 0; parts[i]; i++)
         cr_expect(strstr(msg, parts[i]), "'%s' not in: %s", parts[i], msg);
 }

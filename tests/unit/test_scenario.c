@@ -25,14 +25,7 @@ static colo_scenario_t *load(const char *path, const char *const *sets, size_t n
 
 static void load_fails(const char *path, const char *const *sets, size_t n, const char *expected)
 {
-    colo_error_t err;
-    colo_error_clear(&err);
-    colo_scenario_t *sc = NULL;
-    char msg[2048];
-    cr_assert_lt(colo_scenario_load(path, sets, n, &sc, &err), 0);
-    cr_assert_null(sc);
-    colo_error_format(&err, msg, sizeof msg);
-    cr_assert_str_eq(msg, expected);
+    cr_assert_str_eq(scenario_load_error(path, sets, n), expected);
 }
 
 Test(scenario, demo_resolves_gpu_traces_and_sharing)
