@@ -14,37 +14,29 @@ on() { # on TRACE GPU [ARGS...]: the --on table's rows as "place|sms|kernels|req
                  n = NF; p = $1; for (i = 2; i <= n - 5; i++) p = p " " $i;
                  print p "|" $(n-4) "|" $(n-3) "|" $(n-2) "|" $(n-1) }'
 }
-field() { # field PLACE N: field N of the row of that place
-    awk -F'|' -v p="$1" -v f="$2" '$1 == p {print $f}'; }
+field() { # field PLACE N[,M]: field N (and M, joined by '|') of the row of that place
+    awk -F'|' -v p="$1" -v f="$2" '$1 == p {n = split(f, k, ","); s = $k[1];
+        for (i = 2; i <= n; i++) s = s "|" $k[i]; print s}'; }
 name() { basename "$1" .json; }
 
-echo "### Each trace alone, one request at its traced batch (kernels ms / request ms)"
-echo
-echo "| trace | measured on | traced kernels ms | v100-sxm2 | a100-40gb | h100-sxm | h200 |"
-echo "|---|---|---:|---:|---:|---:|---:|"
-for t in $traces; do
-    row="| $(name "$t") | $(jq -r .gpu "$t") | $("$colosim" trace "$t" | awk '/ms of kernel time/ {print $3}')"
-    for g in v100-sxm2 a100-40gb h100-sxm h200; do
-        r=$(on "$t" $g | field "whole GPU" 3)/$(on "$t" $g | field "whole GPU" 4)
-        row="$row | ${r/\// / }"
+alone_table() { # alone_table TITLE GPU...: each trace alone on each GPU, one request at its batch
+    local title=$1; shift
+    echo "### $title (kernels ms / request ms)"
+    echo
+    echo "| trace | measured on | traced kernels ms | $(echo "$*" | sed 's/ / | /g') |"
+    echo "|---|---|---:$(printf '|---:%.0s' "$@")|"
+    for t in $traces; do
+        row="| $(name "$t") | $(jq -r .gpu "$t") | $("$colosim" trace "$t" | awk '/ms of kernel time/ {print $3}')"
+        for g in "$@"; do
+            whole=$(on "$t" "$g" | field "whole GPU" 3,4)
+            row="$row | ${whole/|/ / }"
+        done
+        echo "$row |"
     done
-    echo "$row |"
-done
-echo
-
-echo "### Each trace on the GPUs people deploy inference on (kernels ms / request ms)"
-echo
-echo "| trace | measured on | traced kernels ms | tesla-t4 | l4 | a100-80gb-pcie | h100-sxm |"
-echo "|---|---|---:|---:|---:|---:|---:|"
-for t in $traces; do
-    row="| $(name "$t") | $(jq -r .gpu "$t") | $("$colosim" trace "$t" | awk '/ms of kernel time/ {print $3}')"
-    for g in tesla-t4 l4 a100-80gb-pcie h100-sxm; do
-        r=$(on "$t" $g | field "whole GPU" 3)/$(on "$t" $g | field "whole GPU" 4)
-        row="$row | ${r/\// / }"
-    done
-    echo "$row |"
-done
-echo
+    echo
+}
+alone_table "Each trace alone, one request at its traced batch" v100-sxm2 a100-40gb h100-sxm h200
+alone_table "Each trace on the GPUs people deploy inference on" tesla-t4 l4 a100-80gb-pcie h100-sxm
 
 echo "### The real pairs: one trace predicted from the other (kernel time, ms)"
 echo

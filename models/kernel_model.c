@@ -125,40 +125,35 @@ static colo_math_t math_on(colo_kernel_class_t c, const colo_gpu_t *traced, cons
     return colo_gpu_math_runs_as(g, m);
 }
 
-/* The time a kernel of F FLOPs in B blocks and D bytes of DRAM traffic needs on all of g's SMs
- * (its work at w's math class, w's memory rate): its roofline, max(compute, memory), where the
- * compute is the ceil(B / N) blocks the busiest of the N SMs runs (the block scheduler gives a
- * freed slot the next block, so SMs end up running whole blocks, however many they hold at
- * once), each of F / B FLOPs at the sustained rate of the class. */
-static void roofline(const colo_kernel_work_t *w, const colo_gpu_t *g, colo_math_t m, double F,
-                     double D, double *comp, double *mem)
+/* The compute a kernel of F FLOPs in B blocks needs on all of g's N SMs at math class m: the
+ * ceil(B / N) blocks the busiest SM runs (the block scheduler gives a freed slot the next block,
+ * so SMs end up running whole blocks, however many they hold at once), each of F / B FLOPs at the
+ * sustained rate of the class. */
+static double whole_gpu_compute_ns(const colo_kernel_work_t *w, const colo_gpu_t *g, colo_math_t m,
+                                   double F)
 {
-    double b = (double)w->blocks, n = g->sm.count;
-    *comp = ceil(b / n) * (F / b) / colo_gpu_math_sustained_rate(g, m);
-    *mem = D / colo_kernel_memory_rate(w, g->sm.count, colo_gpu_dram_rate(g));
+    double b = (double)w->blocks;
+    return ceil(b / g->sm.count) * (F / b) / colo_gpu_math_sustained_rate(g, m);
 }
 
 /* A kernel whose trace gives its FLOPs and DRAM bytes (NeuSight's ops, a shape the user knows):
- * its time on the source, less the fixed part, is its roofline there times kappa, its own
- * efficiency, and on the target it takes kappa times the target's roofline: the compute part
- * kappa x compute, the memory part its bytes at 1 / kappa of the rate (mem_eff). Alone on the
- * GPU it was traced on it keeps its time exactly; docs/model.md, "Kernels whose work is known". */
+ * its time on the source, less the fixed part, is its roofline there (max of the compute above
+ * and D bytes at its memory rate mem_rate_src) times kappa, its own efficiency, and on the
+ * target it takes kappa times the target's roofline: the compute part kappa x compute, the
+ * memory part its bytes at 1 / kappa of the rate (mem_eff). Alone on the GPU it was traced on it
+ * keeps its time exactly; docs/model.md, "Kernels whose work is known". */
 static void by_roofline(const colo_op_t *k, const colo_gpu_t *src, const colo_gpu_t *dst,
-                        const colo_kernel_work_t *s, double Tw, double D, colo_kernel_work_t *w)
+                        double mem_rate_src, double Tw, double D, colo_kernel_work_t *w)
 {
-    double cs, ms, cd, md;
     double F = k->flops > 0 ? k->flops : 0; /* a memory-bound kernel's FLOPs: none worth a term */
-    roofline(s, src, w->math_src, F, D, &cs, &ms);
-    roofline(w, dst, w->math, F, D, &cd, &md);
+    double cs = whole_gpu_compute_ns(w, src, w->math_src, F), ms = D / mem_rate_src;
     double kappa = Tw / (cs > ms ? cs : ms);
-    w->wave_ns = kappa * cd / (double)colo_kernel_waves(w, dst->sm.count);
-    w->dram_bytes = D;
+    w->wave_ns = kappa * whole_gpu_compute_ns(w, dst, w->math, F) /
+                 (double)colo_kernel_waves(w, dst->sm.count);
     /* kappa < 1: its compute was overestimated (a Winograd convolution does fewer FLOPs than
      * the direct formula); that says nothing of its memory, which keeps the full rate */
     w->mem_eff = kappa > 1 ? 1 / kappa : 1;
     w->mem_cap = w->mem_eff * colo_gpu_dram_rate(dst);
-    if (w->l2_bytes < w->dram_bytes) w->l2_bytes = w->dram_bytes;
-    if (k->kclass != COLO_KCLASS_MEMORY) w->working_set = w->dram_bytes;
 }
 
 int colo_kernel_work(const colo_op_t *k, const colo_gpu_t *src, const colo_gpu_t *dst,
@@ -219,6 +214,6 @@ int colo_kernel_work(const colo_op_t *k, const colo_gpu_t *src, const colo_gpu_t
      * just touched, which no neighbour can take away. */
     w->working_set = k->kclass == COLO_KCLASS_MEMORY ? 0 : D;
     if (k->dram_bytes > 0 && Tw > 0 && (k->flops > 0 || k->kclass == COLO_KCLASS_MEMORY))
-        by_roofline(k, src, dst, &s, Tw, D, w);
+        by_roofline(k, src, dst, mem_rate_src, Tw, D, w);
     return 0;
 }

@@ -82,15 +82,21 @@ static double kv_pending(const colo_tenant_run_t *t)
     return b > a ? (double)used * (double)(b - a) : 0;
 }
 
-/* Blocks in use change: the utilisation integral up to now. */
+/* The peak of blocks in use in the window, up to now: a level held into the window counts, not
+ * only a change inside it. */
+static long long kv_peak_to_now(const colo_tenant_run_t *t)
+{
+    const struct colo_llm_run *L = t->llm;
+    long long used = L->cfg->kv_blocks - L->free_blocks;
+    return kv_pending(t) > 0 && used > L->kv_peak ? used : L->kv_peak;
+}
+
+/* Blocks in use change: the utilisation integral and peak up to now. */
 static void kv_account(colo_tenant_run_t *t)
 {
     struct colo_llm_run *L = t->llm;
-    double pending = kv_pending(t);
-    long long used = L->cfg->kv_blocks - L->free_blocks;
-    /* a level held into the window counts toward its peak, not only a change inside it */
-    if (pending > 0 && used > L->kv_peak) L->kv_peak = used;
-    L->kv_integral += pending;
+    L->kv_peak = kv_peak_to_now(t);
+    L->kv_integral += kv_pending(t);
     L->kv_since = t->sim->eq.now;
 }
 
@@ -604,9 +610,7 @@ int colo_tenant_llm_stats(const colo_sim_t *sim, size_t i, colo_llm_stats_t *out
     out->kv_utilisation_mean =
         (L->kv_integral + kv_pending(t)) /
         ((double)c->kv_blocks * (double)(sim->sc->duration - sim->sc->warmup));
-    long long peak = L->kv_peak, used = c->kv_blocks - L->free_blocks;
-    if (kv_pending(t) > 0 && used > peak) peak = used; /* held to the end of the window */
-    out->kv_utilisation_max = (double)peak / (double)c->kv_blocks;
+    out->kv_utilisation_max = (double)kv_peak_to_now(t) / (double)c->kv_blocks;
     out->preemptions = L->preemptions;
     out->iterations = L->iterations;
     out->prefill_iterations = L->prefill_iterations;
