@@ -59,6 +59,21 @@ int colo_error_set(colo_error_t *e, int code, const char *source, int line, cons
     return code;
 }
 
+void colo_error_prefix(colo_error_t *e, const char *fmt, ...)
+{
+    if (!e) return;
+    char text[sizeof e->text];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= sizeof text) n = (int)sizeof text - 1;
+    size_t rest = sizeof text - (size_t)n;
+    memcpy(text + n, e->text, rest - 1); /* e->text is NUL-terminated within its size */
+    text[sizeof text - 1] = '\0';
+    memcpy(e->text, text, sizeof text);
+}
+
 void colo_error_format(const colo_error_t *e, char *buf, size_t n)
 {
     char where[600] = "";
@@ -75,8 +90,9 @@ void colo_error_format(const colo_error_t *e, char *buf, size_t n)
 void colo_check_failed(const char *file, int line, const char *cond, const char *fmt, ...)
 {
     fflush(stdout);
-    fprintf(stderr, "colosim: internal error (a bug in colosim, not in the input; please report "
-                    "it with the command that ran): %s:%d: %s: ",
+    fprintf(stderr,
+            "colosim: internal error (a bug in colosim, not in the input; please report "
+            "it with the command that ran): %s:%d: %s: ",
             file, line, cond);
     va_list ap;
     va_start(ap, fmt);

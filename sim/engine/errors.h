@@ -53,6 +53,9 @@ void colo_error_clear(colo_error_t *e);
 int colo_error_set(colo_error_t *e, int code, const char *source, int line, const char *key,
                    const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
+/* Puts the formatted words before e's text (cut to fit), as context: "set \"x=1\": ". */
+void colo_error_prefix(colo_error_t *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* Formats "source:line: key: text" (parts that are unknown are left out) into buf. */
 void colo_error_format(const colo_error_t *e, char *buf, size_t n);
 

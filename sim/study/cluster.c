@@ -502,6 +502,17 @@ int colo_cluster_run(const char *path, const char *const *sets, size_t n, json_t
     return rc;
 }
 
+int colo_check_file(const char *path, const char *const *sets, size_t n, colo_error_t *err)
+{
+    int rc = colo_cluster_detect(path, sets, n, err);
+    if (rc < 0) return rc;
+    if (rc == 1) return colo_cluster_check(path, sets, n, NULL, err);
+    colo_scenario_t *sc = NULL;
+    rc = colo_scenario_load(path, sets, n, &sc, err);
+    colo_scenario_free(sc);
+    return rc;
+}
+
 int colo_simulate_file(const char *path, const char *const *sets, size_t n, json_t **out,
                        colo_error_t *err)
 {

@@ -35,6 +35,10 @@ struct colo_scenario;
 int colo_simulate_scenario(const struct colo_scenario *sc, const char *const *sets, size_t n,
                            json_t **out, colo_error_t *err);
 
+/* Reads a scenario file, one GPU or a cluster, with the overrides, as colo_simulate_file would,
+ * and simulates nothing. 0 or a negative code with err set. */
+int colo_check_file(const char *path, const char *const *sets, size_t n, colo_error_t *err);
+
 /* Simulates a scenario file, one GPU or a cluster, into *out (results JSON). */
 int colo_simulate_file(const char *path, const char *const *sets, size_t n, json_t **out,
                        colo_error_t *err);

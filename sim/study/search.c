@@ -34,7 +34,7 @@ static int passes(const colo_study_t *s, char **sets, size_t n, double x, int fi
     for (int r = first; r < first + count && !rc; r++) {
         snprintf(seed, sizeof seed, "seed=%d", r + 1);
         json_t *res;
-        rc = colo_study_simulate(s->scenario, sets, n + 2, &res, err);
+        rc = colo_study_simulate(s, sets, n + 2, &res, err);
         if (rc) break;
         size_t i;
         json_t *t;

@@ -79,6 +79,7 @@ static int read_axis(const colo_cfg_reader_t *r, const config_setting_t *g, colo
         return colo_cfg_error(r, config_setting_get_member(g, "key"), COLO_EINVAL,
                               "'%s' is not a scenario key", key);
     if (!(a->key = colo_strdup(key))) return COLO_ENOMEM;
+    a->line = (int)config_setting_source_line(config_setting_get_member(g, "key"));
     const config_setting_t *vals = config_setting_get_member(g, "values");
     if (vals) {
         if (config_setting_get_member(g, "from"))
@@ -143,6 +144,7 @@ static int read_list(const colo_cfg_reader_t *r, const config_setting_t *l, colo
             return colo_cfg_error(r, k, COLO_EINVAL, "keys are scenario keys, as strings");
         s->n_axes = a + 1;
         if (!(s->axes[a].key = colo_strdup(key))) return COLO_ENOMEM;
+        s->axes[a].line = (int)config_setting_source_line(k);
     }
     if (!(s->points = colo_calloc(np, sizeof *s->points))) return COLO_ENOMEM;
     for (size_t i = 0; i < np; i++) {
@@ -171,6 +173,8 @@ static int read_search(const colo_cfg_reader_t *r, const config_setting_t *g, co
     const char *key = "load_scale";
     if ((rc = colo_cfg_string(r, g, "key", 0, &key)) < 0) return rc;
     if (!(s->search.key = colo_strdup(key))) return COLO_ENOMEM;
+    const config_setting_t *ks = config_setting_get_member(g, "key");
+    s->search.line = (int)config_setting_source_line(ks ? ks : g);
     s->search.given = true;
     s->search.lo = 0.01;
     s->search.hi = 10;
@@ -204,10 +208,6 @@ static int read_search(const colo_cfg_reader_t *r, const config_setting_t *g, co
     if (s->search.attainment > 1)
         return colo_cfg_error(r, config_setting_get_member(g, "attainment"), COLO_ERANGE,
                               "a fraction, at most 1");
-    for (size_t a = 0; a < s->n_axes; a++)
-        if (strcmp(s->axes[a].key, key) == 0)
-            return colo_cfg_error(r, config_setting_get_member(g, "key"), COLO_EINVAL,
-                                  "'%s' is also an axis: search varies it itself", key);
     return 0;
 }
 
@@ -235,6 +235,7 @@ static int read_study(const colo_cfg_reader_t *r, const config_setting_t *root, 
     if (rc || (rc = colo_cfg_string(r, root, "scenario", COLO_CFG_REQUIRED, &scn))) return rc;
     if ((rc = colo_cfg_string(r, root, "output", 0, &outp)) < 0) return rc;
     if (!(s->scenario = colo_study_joined(s->dir, scn))) return COLO_ENOMEM;
+    s->scenario_line = (int)config_setting_source_line(config_setting_get_member(root, "scenario"));
     if (outp) {
         if (!(s->out_dir = colo_study_joined(s->dir, outp))) return COLO_ENOMEM;
     } else {
@@ -250,9 +251,13 @@ static int read_study(const colo_cfg_reader_t *r, const config_setting_t *root, 
         if (config_setting_type(set) != CONFIG_TYPE_ARRAY)
             return colo_cfg_error(r, set, COLO_EINVAL, "set = [\"key=value\", ...]");
         int n = config_setting_length(set);
-        if (n > 0 && !(s->sets = colo_calloc((size_t)n, sizeof *s->sets))) return COLO_ENOMEM;
+        if (n > 0 && (!(s->sets = colo_calloc((size_t)n, sizeof *s->sets)) ||
+                      !(s->set_lines = colo_calloc((size_t)n, sizeof *s->set_lines))))
+            return COLO_ENOMEM;
         for (int i = 0; i < n; i++) {
             const char *v = config_setting_get_string_elem(set, i);
+            s->set_lines[i] =
+                (int)config_setting_source_line(config_setting_get_elem(set, (unsigned)i));
             if (!v || !strchr(v, '='))
                 return colo_cfg_error(r, config_setting_get_elem(set, (unsigned)i), COLO_EINVAL,
                                       "each entry is \"key=value\"");
@@ -293,7 +298,7 @@ static int read_study(const colo_cfg_reader_t *r, const config_setting_t *root, 
     if (g && (rc = read_search(r, g, s))) return rc;
     if ((rc = colo_cfg_aggregate(r, root, "plot", 0, CONFIG_TYPE_GROUP, &g)) < 0) return rc;
     if (g && (rc = read_plot(r, g, s))) return rc;
-    return 0;
+    return colo_study_one_key_each(s, r->err);
 }
 
 int colo_study_load(const char *path, colo_study_t **out, colo_error_t *err)
@@ -345,6 +350,7 @@ void colo_study_free(colo_study_t *s)
     for (size_t i = 0; i < s->n_sets; i++)
         colo_free(s->sets[i]);
     colo_free(s->sets);
+    colo_free(s->set_lines);
     colo_free(s->search.key);
     colo_free(s->plot.x);
     colo_free(s->plot.by);
@@ -405,36 +411,6 @@ void colo_study_point_free(char **sets, size_t n)
     colo_free(sets);
 }
 
-/* ---- one simulation ---- */
-
-int colo_study_simulate(const char *scenario, char **sets, size_t n, json_t **res,
-                        colo_error_t *err)
-{
-    return colo_simulate_file(scenario, (const char *const *)sets, n, res, err);
-}
-
-json_t *colo_study_string_array(char **v, size_t n)
-{
-    json_t *a = json_array();
-    for (size_t i = 0; i < n && a; i++)
-        if (json_array_append_new(a, json_string(v[i]))) {
-            json_decref(a);
-            return NULL;
-        }
-    return a;
-}
-
-json_t *colo_study_values_json(const colo_study_t *s, size_t i)
-{
-    json_t *o = json_object();
-    for (size_t a = 0; a < s->n_axes && o; a++)
-        if (json_object_set_new(o, s->axes[a].key, json_string(colo_study_value(s, i, a)))) {
-            json_decref(o);
-            return NULL;
-        }
-    return o;
-}
-
 /* ---- the local points runner (its pieces are in point_pool.c) ---- */
 
 /* Runs fn for every point without a finished file in dir, jobs at a time, on this machine. */
@@ -483,7 +459,7 @@ static json_t *sweep_point(const colo_study_t *s, size_t i, char **sets, size_t 
     colo_error_t err;
     colo_error_clear(&err);
     json_t *res;
-    int rc = colo_study_simulate(s->scenario, sets, n, &res, &err);
+    int rc = colo_study_simulate(s, sets, n, &res, &err);
     json_t *doc =
         json_pack("{s:I,s:o,s:o}", "point", (json_int_t)i, "values", colo_study_values_json(s, i),
                   "overrides", colo_study_string_array(sets, n));
@@ -629,7 +605,8 @@ int colo_study_run_and_gather(const colo_study_t *s, const colo_sweep_opts_t *o,
     *points = *doc = NULL;
     char *pdir = colo_study_joined(o->out_dir ? o->out_dir : s->out_dir, sub);
     if (!pdir) return colo_error_set(err, COLO_ENOMEM, s->path, 0, NULL, "out of memory");
-    int rc = (o->runner ? o->runner : run_points)(s, o, pdir, fn, err);
+    int rc = colo_study_check(s, strcmp(kind, "search") == 0, err);
+    if (!rc) rc = (o->runner ? o->runner : run_points)(s, o, pdir, fn, err);
     if (!rc) rc = gather(s, pdir, points, err);
     colo_free(pdir);
     if (!rc && !(*doc = study_head(s, kind)))

@@ -13,6 +13,7 @@
 
 typedef struct colo_axis {
     char *key;     /* a scenario key, as --set takes it */
+    int line;      /* where the study file names it */
     size_t n;      /* values */
     char **values; /* as --set values: "mps", "0.5" */
 } colo_axis_t;
@@ -20,12 +21,14 @@ typedef struct colo_axis {
 typedef struct colo_study {
     char *path, *dir;
     char *scenario; /* the base scenario, resolved against the study's folder */
-    char *out_dir;  /* where results go: the study's "output", else NAME.out beside it */
-    bool grid;      /* grid: every combination; list: points as written */
+    int scenario_line;
+    char *out_dir; /* where results go: the study's "output", else NAME.out beside it */
+    bool grid;     /* grid: every combination; list: points as written */
     size_t n_axes;
     colo_axis_t *axes;
     size_t n_sets;
-    char **sets; /* fixed overrides for every point */
+    char **sets;    /* fixed overrides for every point */
+    int *set_lines; /* where the study file writes each */
     /* list mode: points[i] has one value per axis (axes then name the columns) */
     size_t n_points;
     char ***points;
@@ -33,6 +36,7 @@ typedef struct colo_study {
     struct {
         bool given;
         char *key;
+        int line;
         double lo, hi, tolerance;
         int replications;
         double confidence; /* of the lower bound on each tenant's SLO attainment */
@@ -48,6 +52,12 @@ typedef struct colo_study {
 /* Reads a study file (libconfig). Errors name the file, line and key. *out is new. */
 int colo_study_load(const char *path, colo_study_t **out, colo_error_t *err);
 void colo_study_free(colo_study_t *s);
+
+/* Refuses a study that names itself as its scenario, or no point of which can be set up (each
+ * point's scenario loaded with its overrides, and the search key at lo when with_search, none
+ * simulated, until one loads): the first point's error, blamed on the study's line. 0 or a
+ * negative code with err set. */
+int colo_study_check(const colo_study_t *s, bool with_search, colo_error_t *err);
 
 /* Number of points, and the overrides of point i: the study's sets, then one "key=value" per
  * axis. *sets is a new array of n_sets strings (colo_study_point_free). */
@@ -122,9 +132,8 @@ int colo_pool_start(colo_point_pool_t *p, const colo_study_t *s, colo_point_fn f
                     const char *file, colo_error_t *err);
 /* Starts todo[*next], todo[*next + 1], ... (each into colo_study_point_file(dir, i)) while the
  * pool has room. */
-int colo_pool_fill(colo_point_pool_t *p, const colo_study_t *s, colo_point_fn fn,
-                   const char *dir, const size_t *todo, size_t n_todo, size_t *next,
-                   colo_error_t *err);
+int colo_pool_fill(colo_point_pool_t *p, const colo_study_t *s, colo_point_fn fn, const char *dir,
+                   const size_t *todo, size_t n_todo, size_t *next, colo_error_t *err);
 /* Waits (block) or looks (not block) for a child to finish: 1 with its point and whether its
  * file was written, 0 when none finished or none is running. */
 int colo_pool_reap(colo_point_pool_t *p, bool block, size_t *point, bool *ok);

@@ -15,10 +15,16 @@ char *colo_study_joined(const char *dir, const char *rel);
  * 2 -> "2.0". */
 void colo_study_float_text(char *buf, size_t n, int digits, double v);
 
-/* Simulates a scenario file, one GPU or a cluster, with these overrides into *res (results
- * JSON, new): colo_simulate_file. */
-int colo_study_simulate(const char *scenario, char **sets, size_t n, json_t **res,
+/* Simulates the study's scenario, one GPU or a cluster, with these overrides (a point's, as
+ * colo_study_point gives them, and search's key and seed after them) into *res (results JSON,
+ * new): colo_simulate_file. An error in an override is blamed on the study's line that wrote
+ * it. */
+int colo_study_simulate(const colo_study_t *s, char **sets, size_t n, json_t **res,
                         colo_error_t *err);
+
+/* Refuses two of the study's overrides (its set, its axes, its search key) on one key: the later
+ * would undo the earlier at every point. Blamed on the later, at its line. */
+int colo_study_one_key_each(const colo_study_t *s, colo_error_t *err);
 
 /* The n strings as a new JSON array (copied), or NULL when out of memory. */
 json_t *colo_study_string_array(char **v, size_t n);

@@ -227,3 +227,95 @@ Test(study, replications_without_arrivals_do_not_fail_a_search, .timeout = 120)
     colo_study_point_free(sets, n);
     colo_study_free(s);
 }
+
+/* The study file's own mistakes (issue 40): refused before any point runs, at the study's line,
+ * and not reported per point as "--set:N" (nothing was given with --set) with exit 0. */
+Test(study, mistakes_in_the_study_itself_are_refused_at_its_line, .timeout = 120)
+{
+    static const struct {
+        const char *body; /* after scenario = "..."; on line 1 */
+        bool search, at_load;
+        int line;
+        const char *key, *what;
+    } cases[] = {
+        {"set = [ \"duration_s=0.5\",\n \"warmup_sx=0.1\" ];\ngrid = ( { key = \"seed\"; values "
+         "= [1]; } );\n",
+         false, false, 3, "warmup_sx", "set \"warmup_sx=0.1\": unknown key"},
+        {"set = [ \"duration_s=0.5\" ];\nsearch = { key = \"seed\"; lo = 1.0; hi = 4.0; };\n", true,
+         false, 3, "seed", "search \"seed=1.0\": must be an integer"},
+        {"set = [ \"duration_s=0.5\" ];\nsearch = { key = \"gpu\"; lo = 1.0; hi = 4.0; };\n", true,
+         false, 3, "gpu", "unknown GPU"},
+        {"grid = ( { key = \"seed\"; values = [1]; },\n { key = \"seed\"; values = [2]; } );\n",
+         false, true, 3, "grid.[1].key", "is also an axis (line 2)"},
+        {"set = [ \"seed=3\" ];\ngrid = ( { key = \"seed\"; values = [1]; } );\n", false, true, 3,
+         "grid.[0].key", "is also in set (line 2)"},
+        {"list = { keys = [ \"seed\", \"seed\" ]; points = ( (1, 2) ); };\n", false, true, 2,
+         "list.keys.[1]", "is also an axis"},
+    };
+    const char *scn = src_path("tests/fixtures/two_tenants.cfg");
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const char *path = tmpdir("mistake.cfg"), *out = tmpdir("mistake.out");
+        FILE *f = fopen(path, "w");
+        fprintf(f, "scenario = \"%s\";\n%s", scn, cases[i].body);
+        fclose(f);
+        colo_study_t *s = NULL;
+        colo_error_t err;
+        colo_error_clear(&err);
+        int rc = colo_study_load(path, &s, &err);
+        if (!cases[i].at_load) {
+            cr_assert_eq(rc, 0, "case %zu: %s", i, err.text);
+            colo_sweep_opts_t o = {.jobs = 1, .quiet = true, .out_dir = out};
+            rc = cases[i].search ? colo_search_run(s, &o, &err) : colo_sweep_run(s, &o, &err);
+            struct stat st;
+            cr_expect_neq(stat(out, &st), 0, "case %zu: nothing is written", i);
+        }
+        cr_expect_lt(rc, 0, "case %zu was not refused", i);
+        cr_expect_str_eq(err.source, path, "case %zu: %s", i, err.text);
+        cr_expect_eq(err.line, cases[i].line, "case %zu: %s", i, err.text);
+        cr_expect_str_eq(err.key, cases[i].key, "case %zu: %s", i, err.text);
+        cr_expect(strstr(err.text, cases[i].what), "case %zu: %s", i, err.text);
+        colo_study_free(s);
+        remove(path);
+    }
+}
+
+/* A study naming itself as its scenario; and a point that cannot run beside one that can: run,
+ * with its error blamed on the study's line. */
+Test(study, a_study_is_not_its_own_scenario_and_one_bad_value_fails_one_point, .timeout = 120)
+{
+    const char *path = tmpdir("self.cfg"), *out = tmpdir("self.out");
+    FILE *f = fopen(path, "w");
+    fprintf(f, "scenario = \"%s\";\ngrid = ( { key = \"seed\"; values = [1]; } );\n",
+            strrchr(path, '/') + 1);
+    fclose(f);
+    colo_study_t *s = NULL;
+    colo_error_t err;
+    colo_error_clear(&err);
+    cr_assert_eq(colo_study_load(path, &s, &err), 0, "%s", err.text);
+    colo_sweep_opts_t o = {.jobs = 1, .quiet = true, .out_dir = out};
+    cr_expect_lt(colo_sweep_run(s, &o, &err), 0);
+    cr_expect_eq(err.line, 1);
+    cr_expect_str_eq(err.key, "scenario");
+    cr_expect(strstr(err.text, "names this study itself"), "%s", err.text);
+    colo_study_free(s);
+
+    f = fopen(path, "w");
+    fprintf(f,
+            "scenario = \"%s\";\nset = [ \"duration_s=0.2\", \"warmup_s=0.05\" ];\n"
+            "grid = ( { key = \"gpu\";\n values = [ \"h100-sxm\", \"no-such-gpu\" ]; } );\n",
+            src_path("tests/fixtures/two_tenants.cfg"));
+    fclose(f);
+    colo_error_clear(&err);
+    cr_assert_eq(colo_study_load(path, &s, &err), 0, "%s", err.text);
+    cr_assert_eq(colo_sweep_run(s, &o, &err), 0, "%s", err.text);
+    char p[600];
+    snprintf(p, sizeof p, "%s/sweep.json", out);
+    char *doc = slurp(p);
+    char want[700];
+    snprintf(want, sizeof want, "%s:3: gpu: grid \\\"gpu=no-such-gpu\\\": unknown GPU", path);
+    cr_expect(strstr(doc, want), "%s not in %.2000s", want, doc);
+    cr_expect(!strstr(doc, "--set"), "%.2000s", doc);
+    free(doc);
+    colo_study_free(s);
+    remove(path);
+}
