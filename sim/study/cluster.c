@@ -143,6 +143,17 @@ static int edit(const colo_cfg_reader_t *r, config_setting_t *root, void *ctx)
         for (unsigned i = 0; i < n0; i++) {
             config_setting_t *t = config_setting_get_elem(tl, i);
             drop(t, "replicas");
+            /* the memory all the tenants need together may not fit one GPU: not summed here; an
+             * LLM engine still sizes its KV cache from what it is given, as it will be on its
+             * own GPU (a limit is not summed) */
+            config_setting_t *mem = config_setting_get_member(t, "memory_gib");
+            if (mem && config_setting_get_member(t, "llm") &&
+                !config_setting_get_member(t, "memory_limit_gib") &&
+                (rc = set_float(t, "memory_limit_gib",
+                                config_setting_get_float(mem) > 0
+                                    ? config_setting_get_float(mem)
+                                    : (double)config_setting_get_int64(mem))))
+                return rc;
             drop(t, "memory_gib");
         }
         return 0;

@@ -317,3 +317,19 @@ Test(cluster, check_reads_and_describes_without_simulating)
         colo_cluster_check(src_path("tests/fixtures/cluster/no_tenants.cfg"), NULL, 0, NULL, &err),
         0);
 }
+
+/* An LLM service beside another was refused for lacking the memory_gib it has (issue 40): the
+ * times alone are taken with every tenant on one GPU, where memory_gib was dropped. Both now
+ * share one GPU, and the LLM's KV cache is sized from its 30 GiB, as on its own. */
+Test(cluster, an_llm_service_beside_another_is_placed_with_its_memory)
+{
+    json_t *res = run("tests/fixtures/cluster/llm_beside_vision.cfg", NULL, 0);
+    cr_assert_eq(gpus_used(res), 1);
+    json_t *gpu = json_array_get(json_object_get(cluster_of(res), "gpus"), 0);
+    json_t *llm = json_array_get(json_object_get(json_object_get(gpu, "results"), "tenants"), 0);
+    cr_assert_gt(json_integer_value(json_object_get(llm, "completed")), 0);
+    json_t *kv = json_object_get(json_object_get(llm, "llm"), "kv_cache");
+    cr_assert_eq(json_real_value(json_object_get(kv, "memory_gib")), 30.0);
+    cr_assert_str_eq(json_string_value(json_object_get(kv, "memory_from")), "memory_gib");
+    json_decref(res);
+}
