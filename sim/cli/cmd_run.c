@@ -83,15 +83,29 @@ static int compare_modes(struct colo_cli_scenario_opts *o)
         return 1;
     }
     if (o->n_sets) memcpy(sets, o->sets, o->n_sets * sizeof *sets);
+    /* pods shared by the Kubernetes device plugin: its two ways, time-slicing and MPS, set as
+     * k8s.sharing (sharing.mode follows it); MIG and Green Contexts are not among them */
+    bool k8s = false;
+    colo_scenario_t *base = NULL;
+    colo_error_t berr;
+    colo_error_clear(&berr);
+    if (colo_scenario_load(o->file, sets, o->n_sets, &base, &berr) == 0) k8s = base->k8s.on;
+    colo_scenario_free(base);
     int status = 0, ran = 0;
     for (int m = 0; m < 4; m++) {
         char set[64];
-        snprintf(set, sizeof set, "sharing.mode=%s", modes[m]);
+        snprintf(set, sizeof set, "%s=%s", k8s ? "k8s.sharing" : "sharing.mode",
+                 k8s && m == 0 ? "time-slicing" : modes[m]);
         sets[o->n_sets] = set;
         colo_error_t err;
         colo_error_clear(&err);
         colo_scenario_t *sc = NULL;
-        int rc = colo_scenario_load(o->file, sets, o->n_sets + 1, &sc, &err);
+        int rc = k8s && m >= 2
+                     ? colo_error_set(&err, COLO_EUNSUPPORTED, o->file, 0, "k8s",
+                                      "the device plugin shares a GPU among pods by time-slicing "
+                                      "or MPS; %s is not one of its replica sharing modes",
+                                      m == 2 ? "MIG" : "a Green Context")
+                     : colo_scenario_load(o->file, sets, o->n_sets + 1, &sc, &err);
         if (!rc) rc = colo_simulate_scenario(sc, sets, o->n_sets + 1, &by_mode[m], &err);
         colo_scenario_free(sc);
         if (rc == COLO_EINTR) break;

@@ -21,7 +21,6 @@
 #define REQ COLO_CFG_REQUIRED
 #define POS (COLO_CFG_REQUIRED | COLO_CFG_POSITIVE)
 
-
 const char *colo_share_mode_name(colo_share_mode_t m)
 {
     switch (m) {
@@ -53,10 +52,9 @@ static int seconds(const colo_cfg_reader_t *r, const config_setting_t *g, const 
 static int read_sharing(const colo_cfg_reader_t *r, const config_setting_t *root,
                         colo_scenario_t *sc)
 {
-    static const char *const keys[] = {"mode",       "timeslice",         "switch_us",
-                                       "cuda",       "static_partitions", "overlap",
-                                       "recovery_s", "instances",         "colours",
-                                       NULL};
+    static const char *const keys[] = {
+        "mode",    "timeslice",  "switch_us", "cuda",    "static_partitions",
+        "overlap", "recovery_s", "instances", "colours", NULL};
     const config_setting_t *g;
     int rc = colo_cfg_aggregate(r, root, "sharing", REQ, CONFIG_TYPE_GROUP, &g);
     if (rc) return rc;
@@ -235,8 +233,7 @@ static int read_scheduler(const colo_cfg_reader_t *r, const config_setting_t *ro
         char names[512];
         colo_sched_names(names, sizeof names);
         return colo_cfg_error(r, config_setting_get_member(g, "policy"), COLO_EINVAL,
-                              "unknown scheduler '%s' (known: %s, or none)", policy,
-                              names);
+                              "unknown scheduler '%s' (known: %s, or none)", policy, names);
     }
     const char *keys[COLO_SCHED_MAX_PARAMS + 2] = {"policy"};
     size_t k = 0;
@@ -247,8 +244,8 @@ static int read_scheduler(const colo_cfg_reader_t *r, const config_setting_t *ro
     keys[k + 1] = NULL;
     if ((rc = colo_cfg_check_keys(r, g, (const char *const *)keys))) return rc;
     for (size_t i = 0; i < k; i++)
-        if ((rc = colo_cfg_double(r, g, ops->params[i], COLO_CFG_NONNEG,
-                                  &sc->scheduler.param[i])) < 0)
+        if ((rc = colo_cfg_double(r, g, ops->params[i], COLO_CFG_NONNEG, &sc->scheduler.param[i])) <
+            0)
             return rc;
     sc->scheduler.ops = ops;
     if (sc->sharing.mode == COLO_SHARE_TIMESLICE)
@@ -276,8 +273,7 @@ static int read_k8s(const colo_cfg_reader_t *r, const config_setting_t *root, co
     const config_setting_t *hs = config_setting_get_member(g, "sharing");
     if (strcmp(how, "mps") != 0 && strcmp(how, "time-slicing") != 0)
         return colo_cfg_error(r, hs, COLO_EINVAL,
-                              "'%s': the device plugin shares by \"time-slicing\" or \"mps\"",
-                              how);
+                              "'%s': the device plugin shares by \"time-slicing\" or \"mps\"", how);
     sc->k8s.on = true;
     sc->k8s.mps = strcmp(how, "mps") == 0;
     /* the plugin refuses fewer than 2 replicas, and more MPS replicas than MPS clients */
@@ -291,8 +287,7 @@ static int read_k8s(const colo_cfg_reader_t *r, const config_setting_t *root, co
     sc->k8s.replicas = (int)n;
     if (sc->k8s.mps) {
         sc->k8s.thread_percentage = 100 / (int)n;
-        sc->k8s.mem_limit_mib =
-            (long long)(sc->gpu->memory.size_gib * 1073741824.0) / n / 1048576;
+        sc->k8s.mem_limit_mib = (long long)(sc->gpu->memory.size_gib * 1073741824.0) / n / 1048576;
     }
     /* the mode the plugin's sharing means; a sharing group may say the same, or nothing */
     config_setting_t *rw = (config_setting_t *)root;
@@ -302,10 +297,14 @@ static int read_k8s(const colo_cfg_reader_t *r, const config_setting_t *root, co
     const char *mode = sc->k8s.mps ? "mps" : "timeslice";
     config_setting_t *ms = config_setting_get_member(sh, "mode");
     if (ms && (config_setting_type(ms) != CONFIG_TYPE_STRING ||
-               strcmp(config_setting_get_string(ms), mode) != 0))
+               strcmp(config_setting_get_string(ms), mode) != 0)) {
+        const char *given = config_setting_get_string(ms);
         return colo_cfg_error(r, ms, COLO_EINVAL,
-                              "k8s.sharing = \"%s\" is sharing.mode = \"%s\": leave mode out",
+                              "%s%s%s here, but k8s.sharing = \"%s\" shares the GPU as "
+                              "sharing.mode = \"%s\": leave sharing.mode out, or k8s",
+                              given ? "\"" : "", given ? given : "not a string", given ? "\"" : "",
                               how, mode);
+    }
     if (!ms && (!(ms = config_setting_add(sh, "mode", CONFIG_TYPE_STRING)) ||
                 !config_setting_set_string(ms, mode)))
         return COLO_ENOMEM;
@@ -319,9 +318,10 @@ static int k8s_pods(const colo_cfg_reader_t *r, const config_setting_t *root, co
     if (!sc->k8s.on) return 0;
     const config_setting_t *tl = config_setting_get_member(root, "tenants");
     if ((int)sc->n_tenants > sc->k8s.replicas)
-        return colo_cfg_error(r, tl, COLO_ERANGE,
-                              "%zu pods (tenants) for k8s.replicas = %d: each pod takes one replica",
-                              sc->n_tenants, sc->k8s.replicas);
+        return colo_cfg_error(
+            r, tl, COLO_ERANGE,
+            "%zu pods (tenants) for k8s.replicas = %d: each pod takes one replica", sc->n_tenants,
+            sc->k8s.replicas);
     if (!sc->k8s.mps) return 0;
     double limit_gib = (double)sc->k8s.mem_limit_mib / 1024.0;
     for (size_t i = 0; i < sc->n_tenants; i++) {
@@ -369,11 +369,10 @@ static int read_pcie(const colo_cfg_reader_t *r, const config_setting_t *root, c
 static int read_scenario(const colo_cfg_reader_t *r, const config_setting_t *root,
                          colo_scenario_t *sc)
 {
-    static const char *const keys[] = {"description", "gpu",       "calibration", "seed",
-                                       "duration_s",  "warmup_s",  "drain_s",     "sharing",
-                                       "tenants",     "faults",    "metrics",     "scheduler",
-                                       "load_scale",  "cluster",   "pcie",        "k8s",
-                                       NULL};
+    static const char *const keys[] = {
+        "description", "gpu",     "calibration", "seed",   "duration_s", "warmup_s",
+        "drain_s",     "sharing", "tenants",     "faults", "metrics",    "scheduler",
+        "load_scale",  "cluster", "pcie",        "k8s",    NULL};
     int rc = colo_cfg_check_keys(r, root, keys);
     if (rc) return rc;
     if (config_setting_get_member(root, "cluster"))
@@ -454,7 +453,8 @@ static int read_scenario(const colo_cfg_reader_t *r, const config_setting_t *roo
             mps |= sc->sharing.instances[k].share == COLO_SHARE_MPS;
         if (!mps)
             return colo_cfg_error(
-                r, config_setting_get_member(config_setting_get_member(root, "scheduler"), "policy"),
+                r,
+                config_setting_get_member(config_setting_get_member(root, "scheduler"), "policy"),
                 COLO_EINVAL,
                 "a kernel scheduler needs kernels that run together: no MIG instance runs MPS");
     }

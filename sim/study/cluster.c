@@ -299,6 +299,11 @@ static int read_cluster(colo_cluster_t *c, const colo_cfg_reader_t *r, const con
     if (config_setting_get_member(root, "faults"))
         return colo_cfg_error(r, config_setting_get_member(root, "faults"), COLO_EUNSUPPORTED,
                               "faults are not supported in cluster scenarios yet");
+    if (config_setting_get_member(root, "k8s")) /* the plugin shares one GPU; a cluster places */
+        return colo_cfg_error(r, config_setting_get_member(root, "k8s"), COLO_EUNSUPPORTED,
+                              "the Kubernetes device plugin's replicas share one GPU among pods; "
+                              "a cluster places its services on GPUs itself (cluster.gpus, "
+                              "sharing.mode): give k8s in a one-GPU scenario");
     const config_setting_t *tl = config_setting_get_member(root, "tenants");
     c->n_tenants = tl && config_setting_is_list(tl) ? (size_t)config_setting_length(tl) : 0;
     if (!(c->tenants = colo_calloc(c->n_tenants + 1, sizeof *c->tenants))) return COLO_ENOMEM;

@@ -333,3 +333,17 @@ Test(cluster, an_llm_service_beside_another_is_placed_with_its_memory)
     cr_assert_str_eq(json_string_value(json_object_get(kv, "memory_from")), "memory_gib");
     json_decref(res);
 }
+
+/* k8s in a cluster file was refused as a sharing.mode conflict the user never wrote (issue 40):
+ * the plugin shares one GPU, a cluster places services itself; said at the k8s key. */
+Test(cluster, k8s_in_a_cluster_is_refused_at_its_key)
+{
+    const char *sets[] = {"k8s.sharing=mps", "k8s.replicas=4"};
+    json_t *res = NULL;
+    colo_error_t err;
+    colo_error_clear(&err);
+    cr_assert_lt(
+        colo_cluster_run(src_path("tests/fixtures/cluster/packing.cfg"), sets, 2, &res, &err), 0);
+    cr_assert_str_eq(err.key, "k8s");
+    cr_assert(strstr(err.text, "a cluster places its services on GPUs itself"), "%s", err.text);
+}
