@@ -122,8 +122,7 @@ static int parse_pair(const colo_cfg_reader_t *r, const config_setting_t *g, con
             return colo_cfg_error(r, e, COLO_ERANGE, "must be greater than 0 (got %g)", out[i]);
         if (out[i] > MAX_RATE)
             return colo_cfg_error(r, e, COLO_ERANGE, "at most 10,000,000 %s (got %g)",
-                                  strcmp(key, "rates") == 0 ? "requests per second" : "s",
-                                  out[i]);
+                                  strcmp(key, "rates") == 0 ? "requests per second" : "s", out[i]);
     }
     return 0;
 }
@@ -259,8 +258,8 @@ int colo_parse_datetime_ns(const char *s, colo_time_t *out)
     int y, mo, d, h, mi, sec, n = 0;
     if (sscanf(s, "%4d-%2d-%2d %2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &n) != 6) return -1;
     /* years 1970-2200: every time, and the gap between any two, fits in colo_time_t's ns */
-    if (y < 1970 || y > 2200 || mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 || h > 23 ||
-        mi < 0 || mi > 59 || sec < 0 || sec > 60)
+    if (y < 1970 || y > 2200 || mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 || h > 23 || mi < 0 ||
+        mi > 59 || sec < 0 || sec > 60)
         return -1;
     long long frac = 0;
     int digits = 0;
@@ -377,8 +376,8 @@ static int read_line(const colo_arrival_cfg_t *c, colo_arrival_state_t *st, cons
             return colo_error_set(err, COLO_EINTR, c->path, (int)st->line, NULL,
                                   "interrupted while reading");
         if (got < 0)
-            return colo_error_set(err, COLO_EIO, c->path, (int)st->line + 1, NULL,
-                                  "read error: %s", strerror(errno));
+            return colo_error_set(err, COLO_EIO, c->path, (int)st->line + 1, NULL, "read error: %s",
+                                  strerror(errno));
         if (got == 0) st->eof = true;
         st->len += (size_t)got;
     }
@@ -403,21 +402,21 @@ static long long csv_tokens(const char *s, const char **end)
     return n;
 }
 
-/* The ContextTokens and GeneratedTokens fields after an Azure record's time, when both are
- * counts. */
+/* The ContextTokens and GeneratedTokens fields after an Azure record's time, each when it is a
+ * count (-1 left in the other: an empty GeneratedTokens is blamed on it, not on its
+ * neighbour). */
 static void azure_tokens(const char *rec, colo_arrival_state_t *st)
 {
-    const char *p = strchr(rec, ',');
+    const char *p = strchr(rec, ','), *e;
     if (!p) return;
-    const char *e;
     long long prompt = csv_tokens(p + 1, &e);
-    if (prompt < 0 || *e != ',') return;
-    long long out = csv_tokens(e + 1, &e);
+    if (prompt >= 0 && *e == ',') st->prompt_tokens = prompt;
+    const char *q = strchr(p + 1, ',');
+    if (!q) return;
+    long long out = csv_tokens(q + 1, &e);
     while (*e == ' ' || *e == '\r')
         e++;
-    if (out < 0 || (*e && *e != ',')) return;
-    st->prompt_tokens = prompt;
-    st->output_tokens = out;
+    if (out >= 0 && (!*e || *e == ',')) st->output_tokens = out;
 }
 
 static int read_record(const colo_arrival_cfg_t *c, colo_arrival_state_t *st, colo_time_t *t,
@@ -440,8 +439,9 @@ static int read_record(const colo_arrival_cfg_t *c, colo_arrival_state_t *st, co
                 azure_tokens(buf, st);
                 return 0;
             }
-            return colo_error_set(err, COLO_EPARSE, c->path, (int)st->line, "TIMESTAMP",
-                                  "not a date and time from 1970 to 2200 (YYYY-MM-DD hh:mm:ss.fffffff)");
+            return colo_error_set(
+                err, COLO_EPARSE, c->path, (int)st->line, "TIMESTAMP",
+                "not a date and time from 1970 to 2200 (YYYY-MM-DD hh:mm:ss.fffffff)");
         }
         json_error_t je;
         unsigned long failed_before = colo_alloc_failures();
@@ -456,11 +456,16 @@ static int read_record(const colo_arrival_cfg_t *c, colo_arrival_state_t *st, co
             st->prompt_tokens = json_tokens(json_object_get(o, "input_length"));
             st->output_tokens = json_tokens(json_object_get(o, "output_length"));
         }
+        bool object = json_is_object(o);
         json_decref(o);
         if (ok) return 0;
-        return colo_error_set(err, COLO_EPARSE, c->path, (int)st->line, "timestamp",
-                              o ? "missing, or not a non-negative number of milliseconds"
-                                : "not a JSON object");
+        if (!o) /* where the line stops being JSON, as Jansson says it */
+            return colo_error_set(err, COLO_EPARSE, c->path, (int)st->line, NULL,
+                                  "column %d: not a JSON object: %s", je.column, je.text);
+        return colo_error_set(
+            err, COLO_EPARSE, c->path, (int)st->line, object ? "timestamp" : NULL, "%s",
+            object ? "missing, or not a non-negative number of milliseconds"
+                   : "column 1: a record is a JSON object { \"timestamp\": ... }");
     }
 }
 
@@ -598,13 +603,17 @@ void colo_arrival_describe(const colo_arrival_cfg_t *c, char *buf, size_t n)
     else
         snprintf(bound, sizeof bound, ": reports the %gth percentile", 100 * lg->percentile);
     if (lg->scenario == COLO_LG_OFFLINE)
-        snprintf(buf, n, "mlperf Offline (LoadGen): one query of %lld samples at t = 0; valid "
-                 "when answered in %g s or more", lg->samples, COLO_TO_S(lg->min_duration));
+        snprintf(buf, n,
+                 "mlperf Offline (LoadGen): one query of %lld samples at t = 0; valid "
+                 "when answered in %g s or more",
+                 lg->samples, COLO_TO_S(lg->min_duration));
     else if (lg->scenario != COLO_LG_NONE)
-        snprintf(buf, n, "mlperf %s (LoadGen)%s; %lld sample%s a query; ends after %lld queries "
-                 "and %g s", colo_loadgen_scenario_name(lg->scenario), bound,
-                 lg->samples_per_query, lg->samples_per_query == 1 ? "" : "s",
-                 lg->min_query_count, COLO_TO_S(lg->min_duration));
+        snprintf(buf, n,
+                 "mlperf %s (LoadGen)%s; %lld sample%s a query; ends after %lld queries "
+                 "and %g s",
+                 colo_loadgen_scenario_name(lg->scenario), bound, lg->samples_per_query,
+                 lg->samples_per_query == 1 ? "" : "s", lg->min_query_count,
+                 COLO_TO_S(lg->min_duration));
     else if (c->path)
         snprintf(buf, n, "replay of %s (%s log, %gx speed%s)", c->path,
                  c->format == COLO_LOG_AZURE ? "Azure" : "Mooncake", c->scale,

@@ -246,17 +246,19 @@ static void tokens_of(const char *text, colo_log_format_t fmt, long long (*got)[
 
 Test(arrival, a_replay_gives_each_records_prompt_and_output_tokens)
 {
-    long long got[4][2];
+    long long got[5][2];
     tokens_of("TIMESTAMP,ContextTokens,GeneratedTokens\n"
               "2023-11-16 18:15:46.6805900,374,44\r\n"
               "2023-11-16 18:15:50.9951690,396,109\n"
               "2023-11-16 18:15:51.0,-3,5\n" /* not a count: unknown, and not an error */
-              "2023-11-16 18:15:52.0\n",
-              COLO_LOG_AZURE, got, 4);
+              "2023-11-16 18:15:52.0\n"
+              "2023-11-16 18:15:53.0,120,\n", /* each field on its own (issue 40) */
+              COLO_LOG_AZURE, got, 5);
     cr_assert(got[0][0] == 374 && got[0][1] == 44);
     cr_assert(got[1][0] == 396 && got[1][1] == 109);
-    cr_assert(got[2][0] == -1 && got[2][1] == -1);
+    cr_assert(got[2][0] == -1 && got[2][1] == 5);
     cr_assert(got[3][0] == -1 && got[3][1] == -1);
+    cr_assert(got[4][0] == 120 && got[4][1] == -1);
     tokens_of(
         "{\"timestamp\": 0, \"input_length\": 6345, \"output_length\": 12, \"hash_ids\": [1]}\n"
         "{\"timestamp\": 5, \"input_length\": 1.5, \"output_length\": 3}\n"
@@ -452,8 +454,8 @@ Test(arrival, mlperf_offline_queues_all_samples_at_t0)
      * request at a time served back to back gives the service rate, 1 / its time alone (not
      * 1000 samples over the 2 s of duration_s) */
     double tput = result_num(a, "throughput_rps");
-    cr_assert(fabs(tput - 1000 / (1000 * alone + 0.043) * 1e3) < 1e-6 * tput, "%.3f/s, alone %.4f ms",
-              tput, alone);
+    cr_assert(fabs(tput - 1000 / (1000 * alone + 0.043) * 1e3) < 1e-6 * tput,
+              "%.3f/s, alone %.4f ms", tput, alone);
     cr_assert_gt(tput, 0.99e3 / alone);
     run_free(&r);
 }
