@@ -280,10 +280,11 @@ static int cmd_import(int argc, char **argv)
         case 'L':
         case 'P': {
             long v = strtol(optarg, &end, 10);
-            if (*end || end == optarg || v < 1 || v > 1024)
+            long most = c == 'L' ? COLO_LLM_MAX_DIM : COLO_LLM_MAX_TP; /* as profiles allow */
+            if (*end || end == optarg || v < 1 || v > most)
                 return colo_cli_usage_error(usage_import,
-                                            "--%s takes a whole number from 1 to 1024, not '%s'",
-                                            c == 'L' ? "layers" : "tp", optarg);
+                                            "--%s takes a whole number from 1 to %ld, not '%s'",
+                                            c == 'L' ? "layers" : "tp", most, optarg);
             *(c == 'L' ? &vo.layers : &vo.tensor_parallel) = (int)v;
             vidur_only = c == 'L' ? "--layers" : "--tp";
             break;
@@ -331,7 +332,8 @@ static int cmd_import(int argc, char **argv)
         return colo_cli_usage_error(
             usage_import, "%s", "--list-annotations takes the profile alone: it writes nothing");
     if ((occurrence != 1 || all) && !annotation && !list && strcmp(kind, "vidur"))
-        return colo_cli_usage_error(usage_import, "--%s counts the ranges --annotation TEXT names: "
+        return colo_cli_usage_error(usage_import,
+                                    "--%s counts the ranges --annotation TEXT names: "
                                     "give --annotation",
                                     all ? "all" : "occurrence");
     if (!out && !list)

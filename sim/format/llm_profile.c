@@ -7,9 +7,15 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const op_keys[COLO_LLM_OPS] = {
-    "input_layernorm", "attn_pre_proj", "attn_rope",     "attn_post_proj", "post_attention_layernorm",
-    "mlp_up_proj",     "mlp_act",       "mlp_down_proj", "add"};
+static const char *const op_keys[COLO_LLM_OPS] = {"input_layernorm",
+                                                  "attn_pre_proj",
+                                                  "attn_rope",
+                                                  "attn_post_proj",
+                                                  "post_attention_layernorm",
+                                                  "mlp_up_proj",
+                                                  "mlp_act",
+                                                  "mlp_down_proj",
+                                                  "add"};
 
 const char *colo_llm_op_key(colo_llm_op_t op)
 {
@@ -17,7 +23,7 @@ const char *colo_llm_op_key(colo_llm_op_t op)
 }
 
 /* The most tokens, heads or dimensions a profile may give: far beyond any model. */
-#define MAX_DIM 10000000
+#define MAX_DIM COLO_LLM_MAX_DIM
 
 struct reader {
     const char *path, *text;
@@ -68,7 +74,8 @@ static int read_dims(const struct reader *r, json_t *root, colo_llm_profile_t *p
         return bad(r, COLO_EINVAL, "dims", "kv_heads", "%d KV heads do not divide %d query heads",
                    p->kv_heads, p->q_heads);
     json_t *g = json_object_get(d, "gated_mlp"), *n = json_object_get(d, "post_attention_norm");
-    if (!json_is_boolean(g)) return bad(r, COLO_EINVAL, "dims", "gated_mlp", "missing or not true/false");
+    if (!json_is_boolean(g))
+        return bad(r, COLO_EINVAL, "dims", "gated_mlp", "missing or not true/false");
     if (!json_is_boolean(n))
         return bad(r, COLO_EINVAL, "dims", "post_attention_norm", "missing or not true/false");
     p->gated_mlp = json_is_true(g);
@@ -109,8 +116,10 @@ static int read_ops(const struct reader *r, json_t *root, colo_llm_profile_t *p)
             return bad(r, COLO_EINVAL, "ops", key, "unknown operator");
         if (op < 0 && strcmp(key, extra[1])) continue;
         if (!json_is_array(v) || json_array_size(v) != n)
-            return bad(r, COLO_EINVAL, "ops", key, "must be an array of %zu times (one per token "
-                       "count)", n);
+            return bad(r, COLO_EINVAL, "ops", key,
+                       "must be an array of %zu times (one per token "
+                       "count)",
+                       n);
         double *ms = colo_malloc(n * sizeof *ms);
         if (!ms) return COLO_ENOMEM;
         for (size_t i = 0; i < n; i++) {
@@ -162,9 +171,9 @@ static int read_rows(const struct reader *r, json_t *att, const char *kind, size
 
 static int read_doc(const struct reader *r, json_t *root, colo_llm_profile_t *p)
 {
-    static const char *const keys[] = {"format", "version", "model", "gpu", "dtype",
-                                       "tensor_parallel", "dims", "ops_unit", "ops",
-                                       "attention", "provenance", NULL};
+    static const char *const keys[] = {"format", "version",         "model",      "gpu",
+                                       "dtype",  "tensor_parallel", "dims",       "ops_unit",
+                                       "ops",    "attention",       "provenance", NULL};
     if (!json_is_object(root))
         return colo_error_set(r->err, COLO_EINVAL, r->path, 1, NULL,
                               "not a colosim LLM profile (a JSON object)");
@@ -184,13 +193,14 @@ static int read_doc(const struct reader *r, json_t *root, colo_llm_profile_t *p)
     if (!gpu || !*gpu) return bad(r, COLO_EINVAL, "gpu", NULL, "missing or empty");
     const char *dtype = json_string_value(json_object_get(root, "dtype"));
     if (dtype && strcmp(dtype, "fp16") && strcmp(dtype, "bf16"))
-        return bad(r, COLO_EUNSUPPORTED, "dtype", NULL, "'%s': colosim knows fp16 and bf16",
-                   dtype);
+        return bad(r, COLO_EUNSUPPORTED, "dtype", NULL, "'%s': colosim knows fp16 and bf16", dtype);
     p->dtype_bytes = 2;
     json_t *tp = json_object_get(root, "tensor_parallel");
     p->tensor_parallel = 1;
-    if (tp && (!json_is_integer(tp) || json_integer_value(tp) < 1 || json_integer_value(tp) > 64))
-        return bad(r, COLO_EINVAL, "tensor_parallel", NULL, "not an integer from 1 to 64");
+    if (tp && (!json_is_integer(tp) || json_integer_value(tp) < 1 ||
+               json_integer_value(tp) > COLO_LLM_MAX_TP))
+        return bad(r, COLO_EINVAL, "tensor_parallel", NULL, "not an integer from 1 to %d",
+                   COLO_LLM_MAX_TP);
     if (tp) p->tensor_parallel = (int)json_integer_value(tp);
     json_t *prov = json_object_get(root, "provenance");
     if (!json_is_object(prov) || !json_is_string(json_object_get(prov, "source")))
@@ -229,6 +239,17 @@ int colo_llm_profile_load(const char *path, colo_llm_profile_t **out, colo_error
     }
     *out = p;
     return 0;
+}
+
+int colo_llm_profile_check(json_t *doc, const char *source, colo_error_t *err)
+{
+    colo_llm_profile_t *p = colo_calloc(1, sizeof *p);
+    if (!p) return colo_error_set(err, COLO_ENOMEM, source, 0, NULL, "out of memory");
+    struct reader r = {source, NULL, 0, err};
+    int rc = read_doc(&r, doc, p);
+    if (rc == COLO_ENOMEM) colo_error_set(err, rc, source, 0, NULL, "out of memory");
+    colo_llm_profile_free(p);
+    return rc;
 }
 
 void colo_llm_profile_free(colo_llm_profile_t *p)

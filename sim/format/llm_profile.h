@@ -12,17 +12,22 @@
 
 #define COLO_LLM_PROFILE_VERSION 1
 
+/* The largest model dimension and tensor-parallel degree a profile may give (and an importer
+ * may write): dimensions to 10^7, tensor parallelism to 64 GPUs. */
+#define COLO_LLM_MAX_DIM 10000000
+#define COLO_LLM_MAX_TP 64
+
 /* The operators of one layer that a profile times, in the order a layer runs them. */
 typedef enum {
-    COLO_LLM_INPUT_NORM,     /* input_layernorm */
-    COLO_LLM_QKV,            /* attn_pre_proj: the fused Q, K and V projection (a GEMM) */
-    COLO_LLM_ROPE,           /* attn_rope */
-    COLO_LLM_O_PROJ,         /* attn_post_proj: the output projection (a GEMM) */
-    COLO_LLM_POST_NORM,      /* post_attention_layernorm (absent: parallel attention and MLP) */
-    COLO_LLM_MLP_UP,         /* mlp_up_proj: gate and up, fused (a GEMM) */
-    COLO_LLM_MLP_ACT,        /* mlp_act */
-    COLO_LLM_MLP_DOWN,       /* mlp_down_proj (a GEMM) */
-    COLO_LLM_ADD,            /* add: the residual add after the MLP */
+    COLO_LLM_INPUT_NORM, /* input_layernorm */
+    COLO_LLM_QKV,        /* attn_pre_proj: the fused Q, K and V projection (a GEMM) */
+    COLO_LLM_ROPE,       /* attn_rope */
+    COLO_LLM_O_PROJ,     /* attn_post_proj: the output projection (a GEMM) */
+    COLO_LLM_POST_NORM,  /* post_attention_layernorm (absent: parallel attention and MLP) */
+    COLO_LLM_MLP_UP,     /* mlp_up_proj: gate and up, fused (a GEMM) */
+    COLO_LLM_MLP_ACT,    /* mlp_act */
+    COLO_LLM_MLP_DOWN,   /* mlp_down_proj (a GEMM) */
+    COLO_LLM_ADD,        /* add: the residual add after the MLP */
     COLO_LLM_OPS
 } colo_llm_op_t;
 
@@ -54,6 +59,10 @@ typedef struct colo_llm_profile {
 /* Reads and validates a profile. Errors carry the file, the line of the key and the key
  * ("llama.json:18: ops.mlp_up_proj: ..."). *out is new (colo_llm_profile_free). */
 int colo_llm_profile_load(const char *path, colo_llm_profile_t **out, colo_error_t *err);
+
+/* Checks a profile document as colo_llm_profile_load would read it (an importer's, before it is
+ * written); errors name source and the key, without a line. 0 or a negative code. */
+int colo_llm_profile_check(json_t *doc, const char *source, colo_error_t *err);
 void colo_llm_profile_free(colo_llm_profile_t *p);
 
 /* The most tokens one iteration may have: the profile's largest token count. */

@@ -115,6 +115,42 @@ static void unknown_model(char *b, size_t n)
     set_field(b, n, 54, "32001");
 }
 
+static void tp_128(char *b, size_t n)
+{
+    set_field(b, n, 57, "128");
+}
+static void vocab_huge(char *b, size_t n)
+{
+    set_field(b, n, 54, "50000000");
+}
+
+/* An importer wrote profiles (tensor parallelism to 1024, dimensions to 10^8) that every later
+ * command refused (issue 40): it takes what a profile may hold, no more, at the CSV's cell. */
+Test(import_vidur, values_no_profile_can_hold_are_refused_at_their_cell)
+{
+    colo_error_t err;
+    const char *p = edited(FIX "llama3_8b_a100_mlp.csv", 3, tp_128);
+    cr_assert_null(import(p, NULL, 1, &err));
+    cr_assert_eq(err.line, 3);
+    cr_assert_str_eq(err.key, "num_tensor_parallel_workers");
+    cr_assert(strstr(err.text, "64"), "%s", err.text);
+    unlink(p);
+    p = edited(FIX "llama3_8b_a100_mlp.csv", 2, vocab_huge);
+    cr_assert_null(import(p, NULL, 1, &err));
+    cr_assert_eq(err.line, 2);
+    cr_assert_str_eq(err.key, "vocab_size");
+    cr_assert(strstr(err.text, "10000000"), "%s", err.text);
+    unlink(p);
+    /* and whatever it writes, the profile reader takes */
+    json_t *doc = import(FIX "llama3_8b_a100_mlp.csv", FIX "llama3_8b_a100_attention.csv", 1, &err);
+    cr_assert_not_null(doc, "%s", err.text);
+    cr_assert_eq(colo_llm_profile_check(doc, "doc", &err), 0, "%s", err.text);
+    json_object_set_new(doc, "tensor_parallel", json_integer(65));
+    cr_assert_lt(colo_llm_profile_check(doc, "doc", &err), 0);
+    cr_assert_str_eq(err.key, "tensor_parallel");
+    json_decref(doc);
+}
+
 Test(import_vidur, bad_rows_are_named_by_file_line_and_column)
 {
     colo_error_t err;

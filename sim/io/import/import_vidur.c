@@ -204,7 +204,7 @@ static int read_dims(struct reader *r, const int *cols, const char *const *names
             continue;
         }
         int rc = k == D_GATED ? field_bool(r, cols[k], names[k], &d[k])
-                              : field_long(r, cols[k], names[k], 1, 100000000, &d[k]);
+                              : field_long(r, cols[k], names[k], 1, COLO_LLM_MAX_DIM, &d[k]);
         if (rc) return rc;
         if (*have && d[k] != dims[k])
             return colo_error_set(r->err, COLO_EINVAL, r->path, r->lineno, names[k],
@@ -259,7 +259,9 @@ static int read_mlp(const char *path, int tp, struct row **rows_out, size_t *n_o
     while (!rc && (rc = next_line(&r)) == 0) {
         rows_read++;
         long this_tp, tokens;
-        if ((rc = field_long(&r, c_tp, "num_tensor_parallel_workers", 1, 1024, &this_tp))) break;
+        if ((rc =
+                 field_long(&r, c_tp, "num_tensor_parallel_workers", 1, COLO_LLM_MAX_TP, &this_tp)))
+            break;
         if (this_tp != tp) continue;
         if ((rc = field_long(&r, c_tokens, "num_tokens", 1, MAX_TOKENS, &tokens))) break;
         if ((rc = read_dims(&r, dcol, dim_cols, dims, &have, "the row before"))) break;
@@ -370,7 +372,7 @@ static int read_attention(const char *path, int tp, const long *dims, json_t **o
     while (!rc && (rc = next_line(&r)) == 0) {
         rows_read++;
         long this_tp, batch, chunk, kv, is_prefill;
-        if ((rc = field_long(&r, c[0], need[0], 1, 1024, &this_tp))) break;
+        if ((rc = field_long(&r, c[0], need[0], 1, COLO_LLM_MAX_TP, &this_tp))) break;
         if (this_tp != tp) continue;
         long d[N_DIMS];
         memcpy(d, dims, sizeof d);
@@ -512,6 +514,16 @@ int colo_import_vidur(const char *mlp, const char *attention, const colo_vidur_o
     if (rc) {
         json_decref(doc);
         return colo_error_set(err, rc, mlp, 0, NULL, "out of memory");
+    }
+    /* what every later command will read: refused here, not after it is written */
+    colo_error_t check;
+    colo_error_clear(&check);
+    if ((rc = colo_llm_profile_check(doc, mlp, &check))) {
+        json_decref(doc);
+        if (rc == COLO_ENOMEM) return colo_error_set(err, rc, mlp, 0, NULL, "out of memory");
+        return colo_error_set(err, rc, mlp, 0, NULL,
+                              "the profile made from it would not be readable: %s: %s", check.key,
+                              check.text);
     }
     *out = doc;
     return 0;
