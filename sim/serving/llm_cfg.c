@@ -361,9 +361,12 @@ int colo_llm_cfg_resolve(const colo_cfg_reader_t *r, const config_setting_t *t, 
         const char *key = c->chunk_tokens > 0 ? "chunk_tokens"
                           : iter >= c->max_num_seqs ? "max_num_batched_tokens"
                                                     : "max_num_seqs";
-        return colo_cfg_error(r, config_setting_get_member(g, key), COLO_ERANGE,
-                              "iterations of up to %d tokens: the profile %s goes to %d tokens",
-                              most, c->profile_path, colo_llm_profile_max_tokens(p));
+        const config_setting_t *at = config_setting_get_member(g, key);
+        return colo_cfg_error(r, at ? at : g, COLO_ERANGE,
+                              "iterations of up to %d tokens (%s%s): the profile %s goes to %d "
+                              "tokens",
+                              most, at ? "" : "the default of llm.", at ? "as written" : key,
+                              c->profile_path, colo_llm_profile_max_tokens(p));
     }
     if (c->prompt.kind == COLO_TOKENS_LOG) {
         int rc = scan_log(c, arrival, cap, r->err);
