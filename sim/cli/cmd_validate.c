@@ -1,5 +1,6 @@
 /* cmd_validate.c: colosim validate: predictions against published measurements. */
 #include "cli.h"
+#include "number.h"
 #include "errors.h"
 #include "json_lines.h"
 #include "atomic_file.h"
@@ -32,7 +33,8 @@ static const char usage_validate[] =
     "  --kernels DIR        instead, check the kernel model on NeuSight's single-op tables in DIR\n"
     "                       (OP__DEVICE.csv.gz as sitar-lab/NeuSight publishes them): each op's\n"
     "                       time on every other GPU measured, predicted from its time on one, by\n"
-    "                       pair of GPUs and op class (docs/validation.md, \"Kernels across GPUs\")\n"
+    "                       pair of GPUs and op class (docs/validation.md, \"Kernels across "
+    "GPUs\")\n"
     "  --markdown-table     print that table as markdown\n"
     "  --derive SUITE       and write the suite's kernels cases from it: SUITE/kernels.cfg and\n"
     "                       its traces in SUITE/traces/neusight/ (20 ops per pair and class)\n";
@@ -50,7 +52,8 @@ static const char kernels_cfg_head[] =
     "  cite = \"S. Lee, A. Phanishayee, D. Mahajan, \\\"Forecasting GPU Performance for Deep "
     "Learning Training and Inference\\\", ASPLOS 2025; github.com/sitar-lab/NeuSight @ 6945927, "
     "scripts/asplos/data/dataset/train/collect (MIT)\";\n"
-    "  setup = \"single PyTorch 2.1 ops in FP32, CUDA 12.1, each timed alone on Tesla P100-PCIE-16GB, "
+    "  setup = \"single PyTorch 2.1 ops in FP32, CUDA 12.1, each timed alone on Tesla "
+    "P100-PCIE-16GB, "
     "P4, T4, V100-PCIE-32GB and A100-PCIE-40GB\";\n"
     "};\n\ncases = (\n";
 
@@ -97,11 +100,15 @@ static int kernel_check(const char *dir, bool md, const char *derive)
 static int cmd_validate(int argc, char **argv)
 {
     static const struct option longopts[] = {
-        {"output", required_argument, NULL, 'o'}, {"markdown", required_argument, NULL, 'm'},
-        {"check", required_argument, NULL, 'c'},  {"quiet", no_argument, NULL, 'q'},
-        {"kernels", required_argument, NULL, 'k'}, {"markdown-table", no_argument, NULL, 't'},
+        {"output", required_argument, NULL, 'o'},
+        {"markdown", required_argument, NULL, 'm'},
+        {"check", required_argument, NULL, 'c'},
+        {"quiet", no_argument, NULL, 'q'},
+        {"kernels", required_argument, NULL, 'k'},
+        {"markdown-table", no_argument, NULL, 't'},
         {"derive", required_argument, NULL, 'd'},
-        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
     const char *out = NULL, *md = NULL, *check = NULL, *dir = "validation";
     const char *kdir = NULL, *derive = NULL;
@@ -143,7 +150,8 @@ static int cmd_validate(int argc, char **argv)
     if (argc - optind > 1) return colo_cli_usage_error(usage_validate, "%s", "at most one folder");
     if (kdir) return kernel_check(kdir, md_table, derive);
     if (derive) return colo_cli_usage_error(usage_validate, "%s", "--derive goes with --kernels");
-    if (md_table) return colo_cli_usage_error(usage_validate, "%s", "--markdown-table goes with --kernels");
+    if (md_table)
+        return colo_cli_usage_error(usage_validate, "%s", "--markdown-table goes with --kernels");
     struct stat st;
     if (argc - optind == 1)
         dir = argv[optind];
@@ -178,8 +186,10 @@ static int cmd_validate(int argc, char **argv)
     } else if (quiet) {
         size_t n;
         double med = colo_vsuite_median(s, false, &n);
+        char m[32];
         if (n)
-            printf("%zu validation cases: median |error| %.1f %%\n", n, 100 * med);
+            printf("%zu validation cases: median |error| %s %%\n", n,
+                   colo_number_text(m, sizeof m, 1, false, 100 * med));
         else
             printf("no validation cases (only calibration cases)\n");
     } else {

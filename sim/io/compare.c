@@ -1,5 +1,6 @@
 /* compare.c: results files side by side. */
 #include "compare.h"
+#include "number.h"
 #include "alloc.h"
 #include "json_lines.h"
 
@@ -12,8 +13,8 @@ struct metric {
     const char *label;
     const char *group; /* NULL: a key of the tenant itself */
     const char *key;
-    double scale;   /* shown value = value * scale */
-    bool fraction;  /* differences in percentage points, not relative */
+    double scale;  /* shown value = value * scale */
+    bool fraction; /* differences in percentage points, not relative */
 };
 
 static const struct metric tenant_metrics[] = {
@@ -55,8 +56,8 @@ static const char *not_results(json_t *r, const char **key)
     json_t *ts = json_object_get(r, "tenants"), *t;
     size_t i;
     if (!json_is_array(ts)) return "missing or not a list";
-    json_array_foreach(ts, i, t) if (!json_is_string(json_object_get(t, "name")))
-        return "a tenant without a name";
+    json_array_foreach(
+        ts, i, t) if (!json_is_string(json_object_get(t, "name"))) return "a tenant without a name";
     return NULL;
 }
 
@@ -148,28 +149,63 @@ static size_t tenant_names(const colo_compare_t *c, const char **names, size_t c
 #define COL_W 22
 #define MAX_TENANTS 256
 
-static void print_row(const colo_compare_t *c, const struct metric *m, json_t *const *objs,
-                      FILE *f)
+/* A column's GPU and mechanism: "h100-sxm, mps", or a cluster's "7 x h100-sxm, mig" (a cluster's
+ * results have no one GPU). */
+static void column_setup(json_t *res, char *buf, size_t n)
+{
+    json_t *sc = json_object_get(res, "scenario"), *cl = json_object_get(res, "cluster");
+    const char *gpu = json_string_value(json_object_get(sc, "gpu"));
+    const char *mode = json_string_value(json_object_get(json_object_get(sc, "sharing"), "mode"));
+    if (!gpu && cl) {
+        json_t *by = json_object_get(cl, "gpus_by_model");
+        const char *mech = json_string_value(json_object_get(cl, "mechanism"));
+        const char *model =
+            json_object_size(by) == 1 ? json_object_iter_key(json_object_iter(by)) : NULL;
+        if (model)
+            snprintf(buf, n, "%lld x %s, %s",
+                     (long long)json_integer_value(json_object_get(by, model)), model,
+                     mech ? mech : "?");
+        else
+            snprintf(buf, n, "%lld GPUs, %s",
+                     (long long)json_integer_value(json_object_get(cl, "gpus_used")),
+                     mech ? mech : "?");
+        return;
+    }
+    snprintf(buf, n, "%s, %s", gpu ? gpu : "?", mode ? mode : "?");
+}
+
+/* A difference with its sign, to one decimal, within 7 characters ("+1.2e+300" beyond). */
+static const char *signed_cell(char *buf, size_t n, double d)
+{
+    if (snprintf(buf, n, "%+.1f", d) > 7) snprintf(buf, n, "%+.2g", d);
+    return buf;
+}
+
+static void print_row(const colo_compare_t *c, const struct metric *m, json_t *const *objs, FILE *f)
 {
     fprintf(f, "  %-16s", m->label);
     double base = NAN;
     for (size_t k = 0; k < c->n; k++) {
         double v = objs[k] ? value(objs[k], m) : NAN;
-        char cell[64], diff[32] = "";
+        char cell[96], diff[48] = "";
         if (isnan(v)) {
             snprintf(cell, sizeof cell, "%*s", COL_W, "-");
         } else {
             if (k == 0) base = v;
             if (k > 0 && !isnan(base)) {
+                char num[32];
                 if (m->fraction)
-                    snprintf(diff, sizeof diff, "%+.1f pt", v - base);
+                    snprintf(diff, sizeof diff, "%s pt", signed_cell(num, sizeof num, v - base));
                 else if (base != 0)
-                    snprintf(diff, sizeof diff, "%+.1f %%", 100 * (v - base) / base);
+                    snprintf(diff, sizeof diff, "%s %%",
+                             signed_cell(num, sizeof num, 100 * (v - base) / base));
                 else
                     snprintf(diff, sizeof diff, "%s", v == 0 ? "+0.0 %" : "new");
             }
             int dec = v == floor(v) ? 0 : fabs(v) < 100 ? 3 : 1; /* counts without decimals */
-            snprintf(cell, sizeof cell, "%11.*f %10s", dec, v, diff);
+            char num[32];
+            snprintf(cell, sizeof cell, "%s %10s", colo_number_cell(num, sizeof num, 11, dec, v),
+                     diff);
         }
         fprintf(f, " | %s", cell);
     }
@@ -199,10 +235,8 @@ void colo_compare_print(const colo_compare_t *c, FILE *f)
     }
     fprintf(f, "\n%-18s", "");
     for (size_t k = 0; k < c->n; k++) {
-        json_t *sc = json_object_get(c->col[k].results, "scenario");
         char what[64];
-        snprintf(what, sizeof what, "%s, %s", json_string_value(json_object_get(sc, "gpu")),
-                 json_string_value(json_object_get(json_object_get(sc, "sharing"), "mode")));
+        column_setup(c->col[k].results, what, sizeof what);
         fprintf(f, " | %*.*s", COL_W, COL_W, what);
     }
     fputc('\n', f);
@@ -261,7 +295,8 @@ json_t *colo_compare_json(const colo_compare_t *c)
     for (size_t k = 0; k < c->n && !bad; k++)
         objs[k] = c->col[k].results;
     for (size_t m = 0; m < sizeof gpu_metrics / sizeof *gpu_metrics && !bad; m++)
-        bad |= json_object_set_new(gpu, gpu_metrics[m].key, metric_values(c, &gpu_metrics[m], objs));
+        bad |=
+            json_object_set_new(gpu, gpu_metrics[m].key, metric_values(c, &gpu_metrics[m], objs));
     colo_free(objs);
     if (bad) {
         json_decref(doc);

@@ -3,6 +3,7 @@
 #include "validate.h"
 #include "alloc.h"
 #include "atomic_file.h"
+#include "number.h"
 #include "errors.h"
 #include "json_lines.h"
 
@@ -100,13 +101,18 @@ void colo_vsuite_print(const colo_vsuite_t *s, FILE *f)
         for (size_t i = 0; i < s->n_cases; i++) {
             const colo_vcase_t *c = &s->cases[i];
             if (c->calibration != cal) continue;
-            fprintf(f, "%-*s %-10s %10.3f %10.3f %-2s %+7.1f%%%s\n", w, c->id, c->category,
-                    c->published, c->predicted, case_unit(c), 100 * c->error,
+            char pub[32], pred[32], e[32];
+            fprintf(f, "%-*s %-10s %s %s %-2s %7s%%%s\n", w, c->id, c->category,
+                    colo_number_cell(pub, sizeof pub, 10, 3, c->published),
+                    colo_number_cell(pred, sizeof pred, 10, 3, c->predicted), case_unit(c),
+                    colo_number_text(e, sizeof e, 1, true, 100 * c->error),
                     fabs(c->error) > 0.5 ? (c->cause ? " (cause stated)" : " (no cause stated)")
                                          : "");
         }
-        fprintf(f, "median |error| over %zu %s cases: %.1f %%\n", n,
-                cal ? "calibration" : "validation", 100 * med);
+        char m[32];
+        fprintf(f, "median |error| over %zu %s cases: %s %%\n", n,
+                cal ? "calibration" : "validation",
+                colo_number_text(m, sizeof m, 1, false, 100 * med));
     }
     size_t nv;
     colo_vsuite_median(s, false, &nv);
@@ -142,10 +148,14 @@ static void md_tables(const colo_vsuite_t *s, FILE *f)
             cell(f, c->what);
             if (c->substitute) fputs(" (substitute)", f);
             if (fabs(c->error) > 0.5 && c->cause) fputs(" (cause below)", f);
-            fprintf(f, " | %.4g | %.4g | %+.1f %% |\n", c->published, c->predicted, 100 * c->error);
+            char e[32];
+            fprintf(f, " | %.4g | %.4g | %s %% |\n", c->published, c->predicted,
+                    colo_number_text(e, sizeof e, 1, true, 100 * c->error));
         }
-        fprintf(f, "\n**Median absolute error over the %zu %s cases: %.1f %%.**\n", n,
-                cal ? "calibration" : "validation", 100 * med);
+        char m[32];
+        fprintf(f, "\n**Median absolute error over the %zu %s cases: %s %%.**\n", n,
+                cal ? "calibration" : "validation",
+                colo_number_text(m, sizeof m, 1, false, 100 * med));
     }
     fprintf(f, "\nSubstitutes, and the causes of errors above 50 %%:\n\n");
     for (size_t i = 0; i < s->n_cases; i++) {
@@ -256,11 +266,14 @@ int colo_vsuite_check(const colo_vsuite_t *s, const char *recorded, double toler
         }
         double was = fabs(json_number_value(json_object_get(old, "error")));
         if (fabs(c->error) > was + tolerance) {
+            char now_t[32], was_t[32];
             fprintf(report,
-                    "%s:%d: case %s: |error| %.1f %% is more than %.0f point%s past the recorded "
-                    "%.1f %%\n",
-                    s->sources[c->source].file, c->line, c->id, 100 * fabs(c->error),
-                    100 * tolerance, tolerance == 0.01 ? "" : "s", 100 * was);
+                    "%s:%d: case %s: |error| %s %% is more than %.0f point%s past the recorded "
+                    "%s %%\n",
+                    s->sources[c->source].file, c->line, c->id,
+                    colo_number_text(now_t, sizeof now_t, 1, false, 100 * fabs(c->error)),
+                    100 * tolerance, tolerance == 0.01 ? "" : "s",
+                    colo_number_text(was_t, sizeof was_t, 1, false, 100 * was));
             failed++;
         }
         if (fabs(c->error) > 0.5 && !c->cause) {

@@ -1,6 +1,7 @@
 /* test_compare.c: results files side by side (colosim compare). */
 #include "compare.h"
 #include "helpers.h"
+#include "number.h"
 
 #include <criterion/criterion.h>
 #include <dirent.h>
@@ -50,10 +51,8 @@ static const char *write_json(const char *name, json_t *doc)
 
 static double at(json_t *doc, const char *tenant, const char *key, size_t k)
 {
-    json_t *v = json_array_get(json_object_get(json_object_get(json_object_get(doc, "tenants"),
-                                                               tenant),
-                                               key),
-                               k);
+    json_t *v = json_array_get(
+        json_object_get(json_object_get(json_object_get(doc, "tenants"), tenant), key), k);
     cr_assert(json_is_number(v), "%s.%s[%zu] is not a number", tenant, key, k);
     return json_number_value(v);
 }
@@ -75,8 +74,8 @@ Test(compare, matches_tenants_by_name_across_runs)
     json_t *t0 = result_tenant(&a, 0), *t1 = result_tenant(&a, 1);
     const char *n0 = json_string_value(json_object_get(t0, "name"));
     const char *n1 = json_string_value(json_object_get(t1, "name"));
-    cr_assert_float_eq(at(doc, n0, "p99", 0),
-                       result_num(json_object_get(t0, "latency_ms"), "p99"), 1e-12);
+    cr_assert_float_eq(at(doc, n0, "p99", 0), result_num(json_object_get(t0, "latency_ms"), "p99"),
+                       1e-12);
     cr_assert_float_eq(at(doc, n0, "p99", 1),
                        result_num(json_object_get(result_tenant(&b, 0), "latency_ms"), "p99"),
                        1e-12);
@@ -104,9 +103,9 @@ Test(compare, differences_are_relative_to_the_first_run)
                           "mps", "tenants", "name", "x", "latency_ms", "p99", 10.0,
                           "slo_attainment", 0.9, "gpu", "busy_fraction", 0.5);
     json_t *b = json_deep_copy(a);
-    json_object_set_new(json_object_get(json_array_get(json_object_get(b, "tenants"), 0),
-                                        "latency_ms"),
-                        "p99", json_real(12.5));
+    json_object_set_new(
+        json_object_get(json_array_get(json_object_get(b, "tenants"), 0), "latency_ms"), "p99",
+        json_real(12.5));
     json_object_set_new(json_array_get(json_object_get(b, "tenants"), 0), "slo_attainment",
                         json_real(0.8));
     colo_compare_t c = {0};
@@ -126,10 +125,47 @@ Test(compare, differences_are_relative_to_the_first_run)
     json_decref(b);
 }
 
+/* A hand-edited 1e300 printed 301 digits, and cluster results "(null), (null)" as their set-up
+ * (issue 40): numbers keep to their column, and a cluster column says its GPUs. */
+Test(compare, huge_numbers_keep_their_column_and_a_cluster_says_its_gpus)
+{
+    json_t *a =
+        json_pack("{s:{s:i},s:{s:s,s:{s:s}},s:[{s:s,s:{s:f}}],s:{s:f}}", "colosim",
+                  "results_format", 1, "scenario", "gpu", "h100-sxm", "sharing", "mode", "mps",
+                  "tenants", "name", "x", "latency_ms", "p99", 1e300, "gpu", "busy_fraction", 0.5);
+    json_t *b = json_pack("{s:{s:i},s:s,s:{s:s},s:[{s:s,s:{s:f}}],s:{s:s,s:{s:i},s:i}}", "colosim",
+                          "results_format", 1, "kind", "cluster", "scenario", "path", "fleet.cfg",
+                          "tenants", "name", "x", "latency_ms", "p99", 1e-300, "cluster",
+                          "mechanism", "mig", "gpus_by_model", "h100-sxm", 7, "gpus_used", 7);
+    colo_compare_t c = {0};
+    colo_error_t err;
+    cr_assert_eq(colo_compare_load(&c, write_json("x.json", a), &err), 0, "%s", err.text);
+    cr_assert_eq(colo_compare_load(&c, write_json("y.json", b), &err), 0, "%s", err.text);
+    char *table;
+    size_t len;
+    FILE *f = open_memstream(&table, &len);
+    colo_compare_print(&c, f);
+    fclose(f);
+    cr_assert_null(strstr(table, "(null)"), "%s", table);
+    cr_assert_not_null(strstr(table, "7 x h100-sxm, mig"), "%s", table);
+    cr_assert_not_null(strstr(table, "1e+300"), "%s", table);
+    cr_assert_not_null(strstr(table, "1e-300"), "a tiny value is not shown as 0:\n%s", table);
+    for (char *line = table; line && *line;) {
+        char *nl = strchr(line, '\n');
+        size_t n = nl ? (size_t)(nl - line) : strlen(line);
+        cr_assert_lt(n, 120, "a line of %zu characters:\n%s", n, table);
+        line = nl ? nl + 1 : NULL;
+    }
+    free(table);
+    colo_compare_fini(&c);
+    json_decref(a);
+    json_decref(b);
+}
+
 Test(compare, a_compare_modes_file_gives_a_column_per_mechanism)
 {
-    json_t *r = json_pack("{s:{s:i},s:[{s:s}]}", "colosim", "results_format", 1, "tenants", "name",
-                          "x");
+    json_t *r =
+        json_pack("{s:{s:i},s:[{s:s}]}", "colosim", "results_format", 1, "tenants", "name", "x");
     json_t *doc = json_pack("{s:s,s:{s:O,s:O,s:{s:s}}}", "compare", "sharing modes", "modes",
                             "timeslice", r, "mps", r, "mig", "error", "could not run");
     colo_compare_t c = {0};
@@ -198,4 +234,17 @@ Test(compare, columns_are_named_by_file_and_long_names_keep_both_ends)
     colo_compare_fini(&c);
     unlink(path);
     rmdir(folder);
+}
+
+/* The validation table's figures: fixed decimals while they show the number, else exponents. */
+Test(compare, figures_in_sentences_use_exponents_beyond_what_decimals_show)
+{
+    char b[64];
+    cr_assert_str_eq(colo_number_text(b, sizeof b, 1, false, 13.84), "13.8");
+    cr_assert_str_eq(colo_number_text(b, sizeof b, 1, true, 13.84), "+13.8");
+    cr_assert_str_eq(colo_number_text(b, sizeof b, 1, true, 4.9e302), "+4.9e+302");
+    cr_assert_str_eq(colo_number_text(b, sizeof b, 1, false, 1e-300), "1.0e-300");
+    cr_assert_str_eq(colo_number_text(b, sizeof b, 1, false, 0), "0.0");
+    cr_assert_str_eq(colo_number_cell(b, sizeof b, 10, 3, 2.5), "     2.500");
+    cr_assert_str_eq(colo_number_cell(b, sizeof b, 10, 3, 1e300), "    1e+300");
 }
