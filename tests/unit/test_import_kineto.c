@@ -429,11 +429,11 @@ Test(import_kineto, events_across_chunks_are_read_whole)
     for (int gz = 0; gz < 2; gz++) {
         char path[] = "/tmp/colosim-kineto-XXXXXX";
         close(mkstemp(path));
-        size_t big = 3u << 20; /* a name of 3 MiB */
+        size_t big = 3u << 20; /* an event of 3 MiB (a note in its args), a name of 60,000 */
         char *name = malloc(big + 1);
         memset(name, 'n', big);
         name[big] = '\0';
-        size_t cap = big + (64u << 20), len = 0;
+        size_t cap = 2 * big + (64u << 20), len = 0;
         char *text = malloc(cap);
         len += (size_t)snprintf(text + len, cap - len, "{\"traceEvents\": [\n");
         for (int i = 0; i < 30000; i++)
@@ -443,10 +443,10 @@ Test(import_kineto, events_across_chunks_are_read_whole)
                 "\"dur\": 1, \"args\": {\"grid\": [%d, 1, 1], \"block\": [32]}},\n",
                 i % 7, 10 * i, 1 + i % 5);
         len += (size_t)snprintf(text + len, cap - len,
-                                "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"%s\", \"ts\": "
-                                "400000, \"dur\": 2, \"args\": {\"grid\": [9], \"block\": [64]}}"
-                                "],\n \"deviceProperties\": [{\"name\": \"x\"}]}\n",
-                                name);
+                                "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"%.60000s\", \"ts\": "
+                                "400000, \"dur\": 2, \"args\": {\"grid\": [9], \"block\": [64], "
+                                "\"note\": \"%s\"}}],\n \"deviceProperties\": [{\"name\": \"x\"}]}\n",
+                                name, name);
         write_file(path, text, gz, 0);
         colo_kineto_opts_t o = {NULL, 0, "a100-40gb", NULL, 0};
         colo_error_t err;
@@ -457,7 +457,7 @@ Test(import_kineto, events_across_chunks_are_read_whole)
         cr_assert_eq(t->n_kernels, 30001);
         cr_assert_str_eq(t->ops[3].name, "k]}\"3{[");
         cr_assert_eq(t->ops[4].grid[0], 5);
-        cr_assert_eq(strlen(t->ops[30000].name), big);
+        cr_assert_eq(strlen(t->ops[30000].name), 60000);
         colo_trace_free(t);
         free(text);
         free(name);
@@ -506,4 +506,39 @@ Test(import_kineto, a_deep_document_is_refused_in_jansson_words)
     cr_assert_str_eq(err.text, "JSON error: maximum parsing depth reached");
     cr_assert_eq(err.line, 2);
     unlink(path);
+}
+
+/* A 0.26 MB gzip whose one name expands to 256 MiB took 42 s and 1 GB (issue 40): a value held
+ * whole is bounded (16 MiB, refused before reading on, at its line), and so is a name (64 KiB). */
+Test(import_kineto, a_huge_event_or_name_is_refused_where_it_starts)
+{
+    static const struct {
+        size_t name_bytes;
+        int gz;
+        const char *want;
+    } cases[] = {{40u << 20, 1, ":3: a value of more than 16 MiB starts here"},
+                 {1u << 20, 0, ":3: name: traceEvents[1]: a name of 1048576 bytes"}};
+    for (size_t c = 0; c < 2; c++) {
+        char path[] = "/tmp/colosim-kineto-XXXXXX";
+        close(mkstemp(path));
+        size_t n = cases[c].name_bytes;
+        char *text = malloc(n + 512);
+        int h = sprintf(text, "{\"traceEvents\": [\n{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": "
+                              "\"k\", \"ts\": 10, \"dur\": 5},\n{\"ph\": \"X\", \"cat\": "
+                              "\"kernel\", \"name\": \"");
+        memset(text + h, 'x', n);
+        strcpy(text + h + n, "\", \"ts\": 20, \"dur\": 5}]}");
+        write_file(path, text, cases[c].gz, 0);
+        free(text);
+        colo_kineto_opts_t o = {NULL, 0, "a100-40gb", NULL, 0};
+        colo_error_t err;
+        colo_error_clear(&err);
+        colo_trace_t *t = NULL;
+        cr_expect_eq(colo_import_kineto(path, &o, &t, &err), COLO_EPARSE);
+        cr_expect_null(t);
+        char msg[2048];
+        colo_error_format(&err, msg, sizeof msg);
+        cr_expect(strstr(msg, cases[c].want), "got '%s', wanted '%s'", msg, cases[c].want);
+        unlink(path);
+    }
 }

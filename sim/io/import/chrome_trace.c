@@ -12,6 +12,10 @@
 #include <zlib.h>
 
 #define CHUNK (1u << 20)
+/* The largest value read whole: one event, or a member beside traceEvents. A profile's events
+ * are small (the longest name in HTA's A100 profiles is 5,123 bytes); one of 256 MiB, a name
+ * that a 0.26 MB gzip expands to, took 42 s and 1 GB before it was refused. */
+#define MAX_VALUE (16u << 20)
 #define MAX_DEPTH 2048 /* Jansson's JSON_PARSER_MAX_DEPTH: found here first, with its words */
 
 struct rd {
@@ -139,6 +143,11 @@ static int extent(struct rd *r, size_t *n, int *nl)
         return k ? 0 : syntax(r, c, "a value expected");
     }
     for (;; k++) {
+        if (k == MAX_VALUE) /* before reading on: a value held whole is bounded */
+            return colo_error_set(r->err, COLO_EPARSE, r->path, r->line, NULL,
+                                  "a value of more than %u MiB starts here: not an event of a "
+                                  "profile",
+                                  MAX_VALUE >> 20);
         if (r->pos + k >= r->len && (rc = at(r, k, &c))) return rc;
         if (r->pos + k >= r->len)
             return colo_error_set(r->err, COLO_EPARSE, r->path, r->line + *nl, NULL,

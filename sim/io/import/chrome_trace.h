@@ -20,7 +20,9 @@ typedef int (*colo_chrome_event_fn)(void *ctx, json_t *event, size_t index, int 
  * (a profile of 141 MB held as Jansson values took 1.3 GB). Every other member is parsed whole
  * and handed to on_member (PyTorch writes small ones: deviceProperties, traceName). *events is
  * set to whether a "traceEvents" array was read; a document that is not an object has none.
- * Errors name path and the line: COLO_EPARSE ("JSON error: ...", a NUL byte, "cannot
+ * A value held whole (one event, or another member) is at most 16 MiB: a longer one is refused
+ * at the line it starts, before more is read. Errors name path and the line: COLO_EPARSE
+ * ("JSON error: ...", a value too long, a NUL byte, "cannot
  * decompress: ..." in zlib's words), COLO_EIO, COLO_EINVAL (a folder), COLO_EINTR (SIGINT or
  * SIGTERM), COLO_ENOMEM, or what a callback returned. O(file size). */
 int colo_chrome_read(const char *path, colo_chrome_member_fn on_member,

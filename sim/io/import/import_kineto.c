@@ -95,7 +95,13 @@ struct kineto {
     json_t *device; /* deviceProperties[0] */
     size_t no_ts;   /* 1 + index of the first kernel or copy without ts; 0 none */
     int no_ts_line, no_ts_kind;
+    const char *path; /* for the errors on_event finds */
+    colo_error_t *err;
 };
+
+/* The longest name kept: 64 KiB, twelve times the longest in HTA's A100 profiles (5,123 bytes,
+ * a CUTLASS template); beyond it a "name" is not a kernel's or a range's. */
+#define MAX_NAME 65536
 
 static void kineto_fini(struct kineto *k)
 {
@@ -148,6 +154,11 @@ static int on_event(void *ctx, json_t *e, size_t i, int line)
     const char *name = json_string_value(json_object_get(e, "name"));
     json_t *args = json_object_get(e, "args"), *corr = json_object_get(args, "correlation");
     if (!cat) return 0;
+    if (name && json_string_length(json_object_get(e, "name")) > MAX_NAME)
+        return colo_error_set(k->err, COLO_EPARSE, k->path, line, "name",
+                              "traceEvents[%zu]: a name of %zu bytes; a kernel's or a range's is "
+                              "at most %d",
+                              i, json_string_length(json_object_get(e, "name")), MAX_NAME);
     if (!strcmp(cat, "cuda_runtime") || !strcmp(cat, "cuda_driver")) {
         if (!json_is_integer(corr)) return 0;
         if (colo_grow((void **)&k->launch, &k->cap_launch, k->n_launch + 1, sizeof *k->launch))
@@ -563,6 +574,7 @@ int colo_kineto_annotations(const char *path, colo_kineto_report_t *report, colo
 {
     struct kineto k;
     memset(&k, 0, sizeof k);
+    k.path = path, k.err = err;
     memset(report, 0, sizeof *report);
     int rc = read_profile(path, &k, report, err);
     kineto_fini(&k);
@@ -579,6 +591,7 @@ int colo_kineto_convert(const char *path, const colo_kineto_opts_t *o,
     struct kineto k;
     colo_kineto_report_t r;
     memset(&k, 0, sizeof k);
+    k.path = path, k.err = err;
     memset(&r, 0, sizeof r);
     colo_trace_t *t = NULL;
     bool events;
