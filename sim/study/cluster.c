@@ -420,6 +420,18 @@ static int setup(colo_cluster_t *c)
                                             c->err)))
             return rc;
         c->n_models++;
+        /* the mechanism every GPU runs: its times alone were taken time-sliced, so say here
+         * what the model cannot do (placement would find no MIG profile to place on) */
+        const colo_gpu_t *gm = c->models[m]->gpu;
+        char key[64];
+        snprintf(key, sizeof key, "cluster.gpus.[%zu].model", p);
+        if (c->mode == COLO_SHARE_MIG && !gm->mig.supported)
+            return colo_error_set(c->err, COLO_EUNSUPPORTED, c->path, 0, key,
+                                  "%s does not support MIG (sharing.mode = \"mig\")", gm->name);
+        if (c->mode == COLO_SHARE_GREEN && !gm->green.supported)
+            return colo_error_set(c->err, COLO_EUNSUPPORTED, c->path, 0, key,
+                                  "%s has no Green Contexts (green.supported = false in %s)",
+                                  gm->name, gm->path);
     }
     double dur = COLO_TO_S(c->models[0]->duration);
     if (c->trial_s <= 0 || c->trial_s > dur) c->trial_s = dur;

@@ -58,7 +58,7 @@ orion)
 vidur)
     add "$src"/tests/fixtures/vidur/*.csv ;;
 llm)
-    add "$src"/traces/llm/*.json
+    add "$src"/traces/llm/*.json "$here"/seeds/llm/*
     max_len=200000 ;;
 nsys)
     add "$here"/seeds/nsys/*
@@ -68,9 +68,11 @@ capture)
 ncu)
     add "$src"/tests/fixtures/capture/*.csv ;;
 azure)
-    head_of 300 "$src"/traces/arrivals/*.csv "$data"/azure_llm_2023/*.csv ;;
+    head_of 300 "$src"/traces/arrivals/*.csv "$data"/azure_llm_2023/*.csv
+    add "$src"/tests/golden/bad/llm_empty_output.csv ;;
 mooncake)
-    head_of 300 "$data"/mooncake_fast25/*.jsonl ;;
+    head_of 300 "$data"/mooncake_fast25/*.jsonl
+    add "$src"/tests/golden/bad/mooncake_malformed.jsonl ;;
 calibration)
     add "$src"/tests/fixtures/calibrated/*.json "$src"/tests/fixtures/calibration_bad/*.json \
         "$src"/models/calibrated/*.json ;;
@@ -90,9 +92,9 @@ results)
 gpu)
     add "$src"/models/gpus/*.cfg "$src"/tests/fixtures/gpus_bad/*.cfg ;;
 study)
-    add "$src"/scenarios/studies/*.cfg "$src"/tests/fixtures/study*.cfg ;;
+    add "$src"/scenarios/studies/*.cfg "$src"/tests/fixtures/study*.cfg "$here"/seeds/study/* ;;
 cluster)
-    add "$src"/tests/fixtures/cluster/*.cfg "$src"/scenarios/cluster/*.cfg ;;
+    add "$src"/tests/fixtures/cluster/*.cfg "$src"/scenarios/cluster/*.cfg "$here"/seeds/cluster/* ;;
 gpu_benches)
     # the first byte picks the benchmark, in COLO_GB_KINDS order
     k=0

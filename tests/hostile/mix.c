@@ -1,6 +1,8 @@
 #define _XOPEN_SOURCE 700 /* realpath, strsignal */
-/* mix.c: random scenarios that mix every feature a scenario can name (issue 22), each simulated
- * in a child process under a time limit, its results checked for what must always hold.
+/* mix.c: random scenarios that mix every feature a scenario can name (issue 22; and since issue
+ * 40, with mix_more.c, LLM tenants, k8s, colours and channels, fair PCIe, integers past 32 bits,
+ * cluster files and studies), each simulated in a child process under a time limit, its results
+ * checked for what must always hold.
  *   colosim_mix SRC OUT CASES SEED [TIMEOUT_S]
  * SRC is the source tree (traces and fixtures), OUT a folder for the scenarios written and for
  * the one that failed. A case may be refused as bad input (that is a fine answer: the mix asks
@@ -10,12 +12,20 @@
  *     adding up to the drops),
  *   - latencies are out of order (p50 <= p90 <= p99 <= p99.9 <= max, mean <= max) or negative,
  *   - an attainment, a GPU fraction or a utilisation sample is outside [0, 1],
- *   - a number is not finite.
+ *   - a number is not finite, or a count (any integer) is negative,
+ *   - an LLM request's time to first token is past its end-to-end latency (at p50, p99, max and
+ *     the mean: each request's TTFT is at most its latency), a TPOT's or TTFT's mean past its
+ *     max, the KV cache's utilisation mean past its max,
+ *   - a utilisation's mean over the window is past the largest of its samples,
+ *   - a cluster's GPU count or a service's replicas disagree, or a search's capacity lies
+ *     outside the range it probed.
  * Prints a line per failure and a summary; exit 0 when no case failed and at least a third of
  * them ran (else the mix tests nothing), 1 otherwise. The debug build adds colosim's own
  * invariants (COLO_DCHECK) to every run. */
+#include "mix.h"
 #include "cluster.h"
 #include "errors.h"
+#include "study.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -40,18 +50,24 @@ static uint64_t next(void) /* splitmix64: the same mix from the same seed on any
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     return z ^ (z >> 31);
 }
-static int pick(int n) { return (int)(next() % (uint64_t)n); }
-static bool chance(int percent) { return pick(100) < percent; }
-static double uniform(double lo, double hi) { return lo + (hi - lo) * (double)(next() >> 11) / 9007199254740992.0; }
-static double log_uniform(double lo, double hi) { return exp(uniform(log(lo), log(hi))); }
+int pick(int n)
+{
+    return (int)(next() % (uint64_t)n);
+}
+bool chance(int percent)
+{
+    return pick(100) < percent;
+}
+double uniform(double lo, double hi)
+{
+    return lo + (hi - lo) * (double)(next() >> 11) / 9007199254740992.0;
+}
+double log_uniform(double lo, double hi)
+{
+    return exp(uniform(log(lo), log(hi)));
+}
 
-struct text {
-    char buf[16384];
-    size_t n;
-};
-
-static void put(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void put(struct text *t, const char *fmt, ...)
+void put(struct text *t, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -61,24 +77,28 @@ static void put(struct text *t, const char *fmt, ...)
     if (t->n >= sizeof t->buf) t->n = sizeof t->buf - 1;
 }
 
-static const char *const gpus[] = {"h100-sxm", "a100-40gb", "a100-80gb", "h100-pcie", "h200",
-                                   "v100-sxm2"};
+static const char *const gpus[] = {"h100-sxm",  "a100-40gb", "a100-80gb",
+                                   "h100-pcie", "h200",      "v100-sxm2"};
 static const char *const traces[] = {
-    "tests/fixtures/tiny_h100.json",          "tests/fixtures/kernel_only_h100.json",
-    "tests/fixtures/memory_h100.json",        "tests/fixtures/compute_h100.json",
-    "tests/fixtures/kernels_b8_h100.json",    "tests/fixtures/long_waves_h100.json",
-    "tests/fixtures/one_kernel_h100.json",    "tests/fixtures/kernel_1ns_h100.json",
-    "tests/fixtures/tiny_kernels_a100.json",  "traces/mobilenetv2_b4_h100.json",
-    "traces/resnet50_b4_v100.json",           "traces/bert_b2_v100.json"};
+    "tests/fixtures/tiny_h100.json",         "tests/fixtures/kernel_only_h100.json",
+    "tests/fixtures/memory_h100.json",       "tests/fixtures/compute_h100.json",
+    "tests/fixtures/kernels_b8_h100.json",   "tests/fixtures/long_waves_h100.json",
+    "tests/fixtures/one_kernel_h100.json",   "tests/fixtures/kernel_1ns_h100.json",
+    "tests/fixtures/tiny_kernels_a100.json", "traces/mobilenetv2_b4_h100.json",
+    "traces/resnet50_b4_v100.json",          "traces/bert_b2_v100.json"};
 static const char *const logs[] = {"traces/arrivals/azure_llm_2023_conv_first20min.csv"};
-static const char *const policies[] = {"fifo", "priority", "edf", "stream_priority",
+static const char *const policies[] = {"fifo",          "priority", "edf", "stream_priority",
                                        "one_at_a_time", "throttle"};
 
-static void arrival(struct text *t, const char *src)
+void arrival(struct text *t, const char *src)
 {
     switch (pick(8)) {
-    case 0: put(t, "{ process = \"poisson\"; rate = %.6g; }", log_uniform(1, 5e4)); break;
-    case 1: put(t, "{ process = \"constant\"; rate = %.6g; }", log_uniform(1, 5e4)); break;
+    case 0:
+        put(t, "{ process = \"poisson\"; rate = %.6g; }", log_uniform(1, 5e4));
+        break;
+    case 1:
+        put(t, "{ process = \"constant\"; rate = %.6g; }", log_uniform(1, 5e4));
+        break;
     case 2:
         put(t, "{ process = \"gamma\"; rate = %.6g; cv = %.6g; }", log_uniform(1, 5e4),
             log_uniform(1e-6, 100));
@@ -108,7 +128,9 @@ static void arrival(struct text *t, const char *src)
         put(t, "{ process = \"replay\"; file = \"%s/%s\"; scale = %.6g; jitter_ms = %.6g; }", src,
             logs[pick(1)], log_uniform(0.1, 1e3), chance(50) ? 0.0 : log_uniform(1e-3, 10));
         break;
-    default: put(t, "{ process = \"poisson\"; rate = %.6g; }", log_uniform(100, 1e5)); break;
+    default:
+        put(t, "{ process = \"poisson\"; rate = %.6g; }", log_uniform(100, 1e5));
+        break;
     }
 }
 
@@ -134,7 +156,8 @@ static void scenario(struct text *t, const char *src)
     if (strcmp(mode, "timeslice") == 0 && chance(50))
         put(t, " timeslice = %d; switch_us = %.6g;", 1 + pick(5000), uniform(0, 100));
     if (chance(20)) put(t, " recovery_s = %.6g;", log_uniform(1e-3, 1));
-    if (strcmp(mode, "mps") == 0 && chance(20)) put(t, " cuda = \"13.1\"; static_partitions = true;");
+    if (strcmp(mode, "mps") == 0 && chance(20))
+        put(t, " cuda = \"13.1\"; static_partitions = true;");
     if (strcmp(mode, "green") == 0 && chance(20)) put(t, " overlap = true;");
     put(t, " };\n");
     bool sched = (strcmp(mode, "mps") == 0 || strcmp(mode, "green") == 0) && chance(50);
@@ -164,14 +187,94 @@ static void scenario(struct text *t, const char *src)
         put(t, " }%s\n", i + 1 < n ? "," : "");
     }
     put(t, ");\n");
-    if (chance(15)) put(t, "faults = ( { tenant = \"t%d\"; at_s = %.6g; } );\n", pick(n),
-                        uniform(0, duration));
+    if (chance(15))
+        put(t, "faults = ( { tenant = \"t%d\"; at_s = %.6g; } );\n", pick(n), uniform(0, duration));
 }
 
 /* What must hold in any results; a line on stderr for the first that does not. */
-static bool fraction(double v) { return isfinite(v) && v >= -1e-9 && v <= 1 + 1e-9; }
+bool fraction(double v)
+{
+    return isfinite(v) && v >= -1e-9 && v <= 1 + 1e-9;
+}
 
-static const char *check_results(json_t *res, char *why, size_t n)
+/* The first negative integer anywhere in v (a count, an index, a size), named by its path. */
+static bool negative_count(json_t *v, char *path, size_t len, size_t cap)
+{
+    if (json_is_integer(v) && json_integer_value(v) < 0) return true;
+    const char *k;
+    json_t *x;
+    size_t i;
+    if (json_is_object(v)) {
+        json_object_foreach(v, k, x)
+        {
+            int w = snprintf(path + len, cap - len, ".%s", k);
+            if (w > 0 &&
+                negative_count(x, path, len + (size_t)w < cap ? len + (size_t)w : len, cap))
+                return true;
+            path[len] = '\0';
+        }
+    } else if (json_is_array(v)) {
+        json_array_foreach(v, i, x)
+        {
+            int w = snprintf(path + len, cap - len, "[%zu]", i);
+            if (w > 0 &&
+                negative_count(x, path, len + (size_t)w < cap ? len + (size_t)w : len, cap))
+                return true;
+            path[len] = '\0';
+        }
+    }
+    return false;
+}
+
+static double num_at(json_t *o, const char *a, const char *b)
+{
+    json_t *v = json_object_get(json_object_get(o, a), b);
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+/* LLM tenants' TTFT against their end-to-end latency, means against maxima; counts. */
+static const char *check_llm_and_counts(json_t *res, char *why, size_t n)
+{
+    char path[512] = "";
+    if (negative_count(res, path, 0, sizeof path)) {
+        snprintf(why, n, "a negative count at %s", path);
+        return why;
+    }
+    size_t i;
+    json_t *t;
+    json_array_foreach(json_object_get(res, "tenants"), i, t)
+    {
+        json_t *llm = json_object_get(t, "llm");
+        if (!llm) continue;
+        const char *name = json_string_value(json_object_get(t, "name"));
+        static const char *const q[] = {"p50", "p99", "max", "mean"};
+        for (int k = 0; k < 4; k++) {
+            double ttft = num_at(llm, "ttft_ms", q[k]), e2e = num_at(t, "latency_ms", q[k]);
+            if (isfinite(ttft) && isfinite(e2e) && ttft > e2e * (1 + 1e-9) + 1e-9) {
+                snprintf(why, n, "%s: TTFT %s %.17g ms past the end-to-end %.17g ms", name, q[k],
+                         ttft, e2e);
+                return why;
+            }
+        }
+        static const char *const g[] = {"ttft_ms", "tpot_ms"};
+        for (int k = 0; k < 2; k++)
+            if (num_at(llm, g[k], "mean") > num_at(llm, g[k], "max") * (1 + 1e-9) + 1e-9) {
+                snprintf(why, n, "%s: %s mean %.17g past its max %.17g", name, g[k],
+                         num_at(llm, g[k], "mean"), num_at(llm, g[k], "max"));
+                return why;
+            }
+        json_t *kv = json_object_get(llm, "kv_cache");
+        double um = json_number_value(json_object_get(kv, "utilisation_mean"));
+        double ux = json_number_value(json_object_get(kv, "utilisation_max"));
+        if (!fraction(um) || !fraction(ux) || um > ux + 1e-12) {
+            snprintf(why, n, "%s: KV cache utilisation mean %.17g, max %.17g", name, um, ux);
+            return why;
+        }
+    }
+    return NULL;
+}
+
+const char *check_results(json_t *res, char *why, size_t n)
 {
     size_t i;
     json_t *t;
@@ -184,7 +287,8 @@ static const char *check_results(json_t *res, char *why, size_t n)
         json_int_t by = 0;
         const char *k;
         json_t *v;
-        json_object_foreach(json_object_get(t, "dropped_by_reason"), k, v) by += json_integer_value(v);
+        json_object_foreach(json_object_get(t, "dropped_by_reason"), k, v) by +=
+            json_integer_value(v);
         if (completed < 0 || dropped < 0 || completed + dropped > arrived || by != dropped) {
             snprintf(why, n, "%s: arrived %lld, completed %lld, dropped %lld (by reason %lld)",
                      name, (long long)arrived, (long long)completed, (long long)dropped,
@@ -228,25 +332,55 @@ static const char *check_results(json_t *res, char *why, size_t n)
         }
     const char *kind;
     json_t *series;
-    json_object_foreach(json_object_get(json_object_get(res, "utilisation"), "series"), kind, series)
+    json_object_foreach(json_object_get(json_object_get(res, "utilisation"), "series"), kind,
+                        series)
     {
         json_t *x;
-        json_array_foreach(series, i, x) if (!fraction(json_number_value(x)))
+        double most = 0;
+        json_array_foreach(series, i, x)
         {
-            snprintf(why, n, "utilisation %s[%zu] = %.17g", kind, i, json_number_value(x));
+            if (!fraction(json_number_value(x))) {
+                snprintf(why, n, "utilisation %s[%zu] = %.17g", kind, i, json_number_value(x));
+                return why;
+            }
+            most = fmax(most, json_number_value(x));
+        }
+        /* the mean is over the window; the series leaves out a last partial interval, busy at
+         * most 1: the mean is at most (largest sample x covered + the rest) / window */
+        json_t *u = json_object_get(res, "utilisation");
+        json_t *mean = json_object_get(json_object_get(u, "mean"), kind);
+        json_t *sc = json_object_get(res, "scenario");
+        double window = json_number_value(json_object_get(sc, "duration_s")) -
+                        json_number_value(json_object_get(sc, "warmup_s"));
+        double covered =
+            (double)json_array_size(series) * json_number_value(json_object_get(u, "interval_s"));
+        double bound = window > 0 ? (most * covered + fmax(0, window - covered)) / window : 1;
+        if (json_is_number(mean) && json_number_value(mean) > bound + 1e-9) {
+            snprintf(why, n,
+                     "utilisation %s: mean %.17g above what its samples allow (largest %.17g over "
+                     "%.6g s of a %.6g s window)",
+                     kind, json_number_value(mean), most, covered, window);
             return why;
         }
     }
-    return NULL;
+    return check_llm_and_counts(res, why, n);
 }
 
-enum { RAN = 0, REFUSED = 3, BROKEN = 4 };
-
-static int child(const char *path)
+static int child(const char *path, int kind, bool search)
 {
     colo_error_t err;
     colo_error_clear(&err);
     json_t *res = NULL;
+    char why[512];
+    if (kind == 3) { /* a study, into PATH.out */
+        char dir[4200];
+        snprintf(dir, sizeof dir, "%s.out", path);
+        int ans = mix_run_study(path, search, dir, why, sizeof why);
+        if (ans == BROKEN) fprintf(stderr, "  %s\n", why);
+        if (ans == REFUSED && getenv("COLOSIM_MIX_VERBOSE"))
+            fprintf(stderr, "  refused: %s\n", why);
+        return ans;
+    }
     int rc = colo_simulate_file(path, NULL, 0, &res, &err);
     if (rc) {
         char msg[1024];
@@ -259,8 +393,9 @@ static int child(const char *path)
         if (getenv("COLOSIM_MIX_VERBOSE")) fprintf(stderr, "  refused: %s\n", msg);
         return REFUSED;
     }
-    char why[512];
-    const char *bad = check_results(res, why, sizeof why);
+    const char *bad = kind == 2 || json_object_get(res, "cluster")
+                          ? check_cluster(res, why, sizeof why)
+                          : check_results(res, why, sizeof why);
     if (bad) fprintf(stderr, "  %s\n", bad);
     json_decref(res);
     return bad ? BROKEN : RAN;
@@ -282,10 +417,19 @@ int main(int argc, char **argv)
     state = strtoull(argv[4], NULL, 10);
     int limit = argc > 5 ? atoi(argv[5]) : 60;
     mkdir(out, 0755);
-    int ran = 0, refused = 0, failed = 0;
+    int ran = 0, refused = 0, failed = 0, by_kind[4][2] = {{0}};
+    static const char *const kinds[] = {"one-GPU scenarios", "newer features", "cluster files",
+                                        "studies"};
     struct text t;
+    mix_more_init(out);
     for (int c = 0; c < cases; c++) {
-        scenario(&t, src);
+        /* half the classic scenarios; the rest the newer features, clusters and studies */
+        int r = pick(20), kind = r < 10 ? 0 : r < 15 ? 1 : r < 18 ? 2 : 3;
+        bool search = false;
+        if (kind == 0) scenario(&t, src);
+        if (kind == 1) mix_features(&t, src, out);
+        if (kind == 2) mix_cluster(&t, src);
+        if (kind == 3) mix_study(&t, src, &search);
         char path[4096];
         snprintf(path, sizeof path, "%s/mix-%04d.cfg", out, c);
         FILE *f = fopen(path, "w");
@@ -300,16 +444,21 @@ int main(int argc, char **argv)
         if (p < 0) return 1;
         if (p == 0) {
             alarm((unsigned)limit); /* a run that never ends is killed and named */
-            _exit(child(path));
+            _exit(child(path, kind, search));
         }
         int status = 0;
         waitpid(p, &status, 0);
-        if (WIFEXITED(status) && WEXITSTATUS(status) == RAN) {
-            ran++;
+        bool done = WIFEXITED(status) && WEXITSTATUS(status) == RAN;
+        if (done || (WIFEXITED(status) && WEXITSTATUS(status) == REFUSED)) {
+            ran += done;
+            refused += !done;
+            by_kind[kind][done ? 0 : 1]++;
             unlink(path);
-        } else if (WIFEXITED(status) && WEXITSTATUS(status) == REFUSED) {
-            refused++;
-            unlink(path);
+            if (kind == 3) {
+                char cmd[4300];
+                snprintf(cmd, sizeof cmd, "rm -rf '%s.out'", path);
+                if (system(cmd) != 0) fprintf(stderr, "cannot remove %s.out\n", path);
+            }
         } else {
             failed++;
             if (WIFSIGNALED(status))
@@ -321,6 +470,8 @@ int main(int argc, char **argv)
     }
     printf("colosim_mix: %d cases (seed %s): %d ran, %d refused as bad input, %d failed\n", cases,
            argv[4], ran, refused, failed);
+    for (int k = 0; k < 4; k++)
+        printf("  %-18s %4d ran, %4d refused\n", kinds[k], by_kind[k][0], by_kind[k][1]);
     if (failed) return 1;
     if (ran * 3 < cases) {
         fprintf(stderr, "colosim_mix: fewer than a third ran: the mix tests too little\n");

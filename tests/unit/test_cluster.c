@@ -347,3 +347,23 @@ Test(cluster, k8s_in_a_cluster_is_refused_at_its_key)
     cr_assert_str_eq(err.key, "k8s");
     cr_assert(strstr(err.text, "a cluster places its services on GPUs itself"), "%s", err.text);
 }
+
+/* A MIG cluster of GPUs without MIG crashed on a null MIG profile (the hostile mix, issue 40):
+ * refused at the pool's model, for every policy. */
+Test(cluster, a_mechanism_the_pools_gpu_lacks_is_refused_at_its_model)
+{
+    static const char *const policies[] = {"cluster.policy=first_fit",
+                                           "cluster.policy=interference_aware"};
+    for (int k = 0; k < 2; k++) {
+        const char *sets[] = {"sharing.mode=mig", "cluster.gpus.[0].model=l4",
+                              "tenants.[0].replicas=auto", policies[k]};
+        json_t *res = NULL;
+        colo_error_t err;
+        colo_error_clear(&err);
+        cr_assert_lt(
+            colo_cluster_run(src_path("tests/fixtures/cluster/packing.cfg"), sets, 4, &res, &err),
+            0);
+        cr_assert_str_eq(err.key, "cluster.gpus.[0].model");
+        cr_assert(strstr(err.text, "l4 does not support MIG"), "%s", err.text);
+    }
+}
