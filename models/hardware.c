@@ -352,6 +352,41 @@ int colo_hw_copy_start_at(colo_hw_t *hw, colo_copy_dir_t dir, long long bytes, u
     return 0;
 }
 
+/* A timed kernel's traffic: an activity that never ends by itself (stopped with its kernel),
+ * weighted so that max-min fairness serves it first. */
+#define TIMED_WORK_NS 1e18
+#define TIMED_WEIGHT 1e9
+
+int colo_hw_timed_start(colo_hw_t *hw, uint32_t channel_set, double dram_rate,
+                        colo_activity_id_t *id)
+{
+    *id = 0;
+    if (!(dram_rate > 0)) return 0;
+    int rc = hw->finalized ? 0 : colo_hw__finalize(hw); /* the channel classes it uses */
+    if (rc) return rc;
+    const struct colo_hw_set *chs = &hw->mem.sets[channel_set];
+    colo_fluid_elem_t e[COLO_HW_MAX_PARTS];
+    int n = 0;
+    for (int p = 0; p < chs->n_parts; p++)
+        e[n++] = (colo_fluid_elem_t){hw->mem.classes[chs->parts[p].cls].res,
+                                     dram_rate * chs->parts[p].share};
+    colo_fluid_begin(&hw->fl);
+    rc = colo_fluid_start(&hw->fl, TIMED_WORK_NS, 1.0, 1.0, e, n, NULL, NULL, 0, id);
+    if (!rc) rc = colo_fluid_set_weight(&hw->fl, *id, TIMED_WEIGHT);
+    int end = colo_fluid_end(&hw->fl);
+    return rc ? rc : end;
+}
+
+int colo_hw_timed_stop(colo_hw_t *hw, colo_activity_id_t id)
+{
+    if (!id) return 0;
+    double remaining;
+    colo_fluid_begin(&hw->fl);
+    int rc = colo_fluid_stop(&hw->fl, id, &remaining);
+    int end = colo_fluid_end(&hw->fl);
+    return rc ? rc : end;
+}
+
 const char *const colo_use_names[COLO_USE_KINDS] = {"sm", "l2", "dram", "pcie_h2d", "pcie_d2h"};
 
 static double family_integral(const colo_hw_t *hw, const colo_hw_family_t *f)

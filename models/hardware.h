@@ -164,6 +164,15 @@ int colo_hw_copy_start_at(colo_hw_t *hw, colo_copy_dir_t dir, long long bytes, u
                           const colo_hw_copy_opts_t *o, colo_fluid_done_fn done, void *obj,
                           int64_t arg);
 
+/* A kernel timed alone (time-slicing: its context owns the GPU or its MIG instance, and its
+ * duration is its time alone) still moves its DRAM bytes through the channels that copies write
+ * and read: its dram_rate bytes per ns on channel_set, taken ahead of what the solver shares
+ * (weighted far above the copies, so it keeps its rate while that fits; copies get the rest).
+ * *id names it for colo_hw_timed_stop (0 when it moves nothing). 0 or a negative code. */
+int colo_hw_timed_start(colo_hw_t *hw, uint32_t channel_set, double dram_rate,
+                        colo_activity_id_t *id);
+int colo_hw_timed_stop(colo_hw_t *hw, colo_activity_id_t id);
+
 /* What the GPU's resources have carried so far through the solver (integrals of use over time,
  * in units x ns) and what the whole GPU can carry per ns: SMs (SM x ns), L2 and DRAM (bytes),
  * each PCIe direction (bytes). Utilisation over [t0, t1) = difference of two readings /

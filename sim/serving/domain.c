@@ -205,6 +205,8 @@ static void ts_observe(void *obj, size_t ctx, bool running)
     colo_stream_run_t *s = &member(d, ctx)->streams[0];
     if (!running) {
         ts_account(s, -1);
+        colo_serving_fail(d->sim, colo_hw_timed_stop(&d->sim->hw, s->ts_dram));
+        s->ts_dram = 0;
         kernel_ran(s);
         return;
     }
@@ -218,6 +220,11 @@ static void ts_observe(void *obj, size_t ctx, bool running)
         dur > 0 ? colo_kernel_sms_used(w, d->sms) * colo_kernel_compute_ns(w, d->sms) / dur : 0;
     s->ts_use[1] = dur > 0 ? w->l2_bytes / dur : 0;
     s->ts_use[2] = dur > 0 ? w->dram_bytes / dur : 0;
+    if (d->sim->ts_dram_in_solver) { /* copies move bytes too: the channels are shared */
+        colo_serving_fail(d->sim, colo_hw_timed_start(&d->sim->hw, s->t->place.channel_set,
+                                                      s->ts_use[2], &s->ts_dram));
+        s->ts_use[2] = 0; /* counted by the solver */
+    }
     ts_account(s, 1);
     kernel_started(s);
 }
@@ -274,8 +281,7 @@ static void ts_owner(void *obj, long owner, bool switching)
     if (switching) {
         char name[160];
         snprintf(name, sizeof name, "context switches (%s)", owner_track(d));
-        colo_timeline_counter(sim->tl, COLO_TL_COUNTERS, name, sim->eq.now,
-                              (double)d->ts.switches);
+        colo_timeline_counter(sim->tl, COLO_TL_COUNTERS, name, sim->eq.now, (double)d->ts.switches);
     }
 }
 
@@ -434,10 +440,9 @@ void colo_domain_op_ready(void *obj, int64_t arg)
         s->copy_start = sim->eq.now;
         if (sim->tl) take_copy_lane(s, op->dir);
         colo_hw_copy_opts_t o = {t->place.channel_set, (int)t->idx, t->cfg->pcie_weight};
-        colo_serving_fail(sim, colo_hw_copy_start_at(&sim->hw, op->dir, op->bytes, d->ce, &o,
-                                                     on_copy_done, s,
-                                                     (int64_t)((t->incarnation << 1) |
-                                                               (uint64_t)op->dir)));
+        colo_serving_fail(
+            sim, colo_hw_copy_start_at(&sim->hw, op->dir, op->bytes, d->ce, &o, on_copy_done, s,
+                                       (int64_t)((t->incarnation << 1) | (uint64_t)op->dir)));
     } else if (d->kind == COLO_DOM_TIMESLICE) {
         s->kernel_ready = d->ts_exec;
         colo_serving_fail(sim, colo_ts_submit(&d->ts, t->ctx, s->alone));
@@ -596,7 +601,8 @@ int colo_sim_set_timeline(colo_sim_t *sim, colo_timeline_t *tl)
     for (size_t k = 0; k < sim->n_dom; k++)
         if (sim->dom[k].ts_ready) { /* time-slicing: who holds the GPU, and the switches */
             colo_timeline_name(tl, COLO_TL_OWNER, 0, "time-slicing: who holds the GPU", 4);
-            snprintf(name, sizeof name, "%s: owning context, and switches", owner_track(&sim->dom[k]));
+            snprintf(name, sizeof name, "%s: owning context, and switches",
+                     owner_track(&sim->dom[k]));
             colo_timeline_name(tl, COLO_TL_OWNER, (int)k + 1, name, (int)k + 1);
         }
     for (size_t i = 0; i < sim->n; i++) {

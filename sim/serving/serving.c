@@ -185,8 +185,8 @@ static void request_done(colo_stream_run_t *s)
             colo_serving_fail(sim, colo_samples_push(&t->latency, lat));
         }
         if (t->lg)
-            colo_serving_fail(sim, colo_loadgen_sample_done(&t->cfg->arrival.lg, t->lg,
-                                                            now - q.arrival, now));
+            colo_serving_fail(
+                sim, colo_loadgen_sample_done(&t->cfg->arrival.lg, t->lg, now - q.arrival, now));
         client_done(t, q.client);
     }
     s->n_batch = 0;
@@ -570,6 +570,9 @@ int colo_sim_new(const colo_scenario_t *sc, colo_sim_t **out, colo_error_t *err)
             (!(t->lg = colo_calloc(1, sizeof *t->lg)) || colo_loadgen_run_init(t->lg, clients)))
             goto fail;
     }
+    for (size_t i = 0; i < sim->n; i++) /* copies beside kernels timed alone (time-slicing) */
+        for (size_t v = 0; v < sim->t[i].cfg->n_variants; v++)
+            if (sim->t[i].cfg->variants[v].trace->n_copies) sim->ts_dram_in_solver = true;
     if ((rc = colo_domain_build(sim))) goto fail;
     for (size_t i = 0; i < sim->n; i++) {
         colo_tenant_run_t *t = &sim->t[i];

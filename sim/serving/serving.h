@@ -89,20 +89,21 @@ typedef struct colo_stream_run {
     int n_batch;
     colo_batch_plan_t plan;
     colo_time_t batch_start;
-    colo_time_t copy_start; /* its copy in progress: when it was issued */
-    int lane;               /* its running kernel's lane on its partition's timeline */
-    int copy_lane;          /* its copy's lane on its copy engines' timeline */
-    double ts_use[3];       /* time-sliced kernel running: its SMs, L2 and DRAM bytes per ns */
-    colo_time_t host_clock; /* when the host issued the last op (or returned from a copy) */
-    bool after_sync;        /* the host has just returned from a synchronous copy */
+    colo_time_t copy_start;     /* its copy in progress: when it was issued */
+    int lane;                   /* its running kernel's lane on its partition's timeline */
+    int copy_lane;              /* its copy's lane on its copy engines' timeline */
+    double ts_use[3];           /* time-sliced kernel running: its SMs, L2 and DRAM bytes per ns */
+    colo_activity_id_t ts_dram; /* ... its DRAM traffic in the solver, beside copies (or 0) */
+    colo_time_t host_clock;     /* when the host issued the last op (or returned from a copy) */
+    bool after_sync;            /* the host has just returned from a synchronous copy */
     size_t cur_op;
-    colo_kernel_work_t w;      /* the current kernel at this batch */
-    colo_time_t alone;         /* its time alone at the tenant's place */
-    colo_hw_kernel_t *kernel;  /* its kernel on the hardware model, NULL when none runs */
-    bool kernel_ready;         /* time-slicing executor: submitted, waiting for its context */
-    double kernel_left;        /* fraction of the current kernel's work left */
-    colo_time_t kernel_since;  /* when the running kernel last started or resumed */
-    bool kernel_running;       /* its kernel runs (on the hardware model or the policy's timer) */
+    colo_kernel_work_t w;     /* the current kernel at this batch */
+    colo_time_t alone;        /* its time alone at the tenant's place */
+    colo_hw_kernel_t *kernel; /* its kernel on the hardware model, NULL when none runs */
+    bool kernel_ready;        /* time-slicing executor: submitted, waiting for its context */
+    double kernel_left;       /* fraction of the current kernel's work left */
+    colo_time_t kernel_since; /* when the running kernel last started or resumed */
+    bool kernel_running;      /* its kernel runs (on the hardware model or the policy's timer) */
 } colo_stream_run_t;
 
 /* One tenant's state during a run: a FIFO of waiting requests, its instances (streams), and
@@ -113,13 +114,13 @@ typedef struct colo_tenant_run {
     const colo_tenant_cfg_t *cfg;
     gsl_rng *rng;
     colo_domain_t *dom;
-    size_t ctx;            /* its index in dom->members */
-    colo_hw_place_t place; /* where its kernels run */
+    size_t ctx;               /* its index in dom->members */
+    colo_hw_place_t place;    /* where its kernels run */
     colo_place_rates_t rates; /* and that place as numbers */
     /* per trace (batch size) of the tenant: per op, alone at its place */
     struct colo_variant_run {
-        colo_time_t *op_time;     /* kernel (with its dispatch gap) or copy time */
-        colo_kernel_work_t *work; /* kernels only */
+        colo_time_t *op_time;             /* kernel (with its dispatch gap) or copy time */
+        colo_kernel_work_t *work;         /* kernels only */
         size_t first_kernel, last_kernel; /* op indices of its first and last kernels */
     } * var;
     colo_time_t *totals;  /* one run of each trace alone, for colo_batch_plan */
@@ -135,8 +136,8 @@ typedef struct colo_tenant_run {
     colo_time_t up_at;             /* while down: when it is back */
     colo_stream_run_t *streams;    /* its instances */
     int n_streams, busy_streams;
-    int peak_busy;                 /* most instances busy at once */
-    bool batch_timer; /* waiting for a batch to fill */
+    int peak_busy;                       /* most instances busy at once */
+    bool batch_timer;                    /* waiting for a batch to fill */
     uint64_t kernel_starts, kernel_ends; /* kernels started or resumed, and stopped or ended */
     int kernels_running;                 /* of its streams */
     /* faults */
@@ -150,13 +151,13 @@ typedef struct colo_tenant_run {
     uint64_t batches, batched; /* executions, and the requests they carried (in the window) */
     /* requests of any arrival time that completed in [warmup, duration): the throughput */
     uint64_t finished_in_window;
-    uint64_t good_in_window; /* of those, within the tenant's SLO: the goodput */
+    uint64_t good_in_window;     /* of those, within the tenant's SLO: the goodput */
     uint64_t done_all, good_all; /* requests completed over the whole run, within the SLO */
-    colo_time_t last_done;   /* when the last of them completed */
-    colo_time_t gpu_time; /* time its kernels ran (any of its streams), in the window */
+    colo_time_t last_done;       /* when the last of them completed */
+    colo_time_t gpu_time;        /* time its kernels ran (any of its streams), in the window */
     colo_time_t gpu_since;
     double queue_ns, exec_ns; /* completed requests: time waiting, and from start to end */
-    colo_samples_t latency; /* LLM tenants: end to end */
+    colo_samples_t latency;   /* LLM tenants: end to end */
     struct colo_llm_run *llm; /* LLM tenants (llm.c); NULL for others */
     colo_loadgen_run_t *lg;   /* MLPerf LoadGen tenants: the test's progress; NULL for others */
 } colo_tenant_run_t;
@@ -191,6 +192,7 @@ typedef struct colo_sim {
     colo_timeline_t *tl; /* borrowed; NULL: no timeline */
     /* utilisation: time-sliced kernels (outside the solver) by their rates alone: SMs, L2, DRAM */
     double ts_used[3], ts_integral[3];
+    bool ts_dram_in_solver; /* some trace has copies: timed kernels' DRAM bytes contend with them */
     colo_time_t ts_since;
     /* samples every metrics.interval from warmup: utilisation per COLO_USE_* kind */
     double *util[COLO_USE_KINDS];
@@ -200,10 +202,10 @@ typedef struct colo_sim {
     double util_last[COLO_USE_KINDS], util_first[COLO_USE_KINDS], util_end[COLO_USE_KINDS];
     double util_cap[COLO_USE_KINDS];
     bool util_started, util_ended;
-    uint64_t *lanes;     /* per SM set: timeline lanes in use, lanes named (lane_take) */
+    uint64_t *lanes;      /* per SM set: timeline lanes in use, lanes named (lane_take) */
     uint64_t *copy_lanes; /* per copy-engine domain and direction: lanes in use, lanes named */
-    int failed;       /* first error met inside an event */
-    colo_error_t err; /* and its message, when it was an input error (a log line) */
+    int failed;           /* first error met inside an event */
+    colo_error_t err;     /* and its message, when it was an input error (a log line) */
 } colo_sim_t;
 
 /* An LLM tenant's figures after a run (docs/llm.md, "Results"): time to first token and time
@@ -242,7 +244,6 @@ void colo_sim_check(const colo_sim_t *sim);
  * tenant's batches and kernels, each SM partition's kernels, each copy engine domain's copies,
  * kernels running and queue lengths. Call before colo_sim_run. 0 or COLO_ENOMEM. */
 int colo_sim_set_timeline(colo_sim_t *sim, colo_timeline_t *tl);
-
 
 /* The part of the GPU tenant i of sc runs on (whole GPU, MIG instance, Green Context, MPS cap
  * or partition). */
@@ -293,8 +294,7 @@ int colo_request_time(const colo_tenant_cfg_t *c, const colo_gpu_t *gpu, colo_pl
  * scenario (colosim trace --on, colosim validate): batch > 0 runs it as batches of that many
  * samples (the kernel model scales the trace), 0 at its traced batch. v is its one variant. */
 void colo_tenant_cfg_of_trace(colo_tenant_cfg_t *c, colo_variant_t *v, const colo_trace_t *t,
-                              const colo_gpu_t *src, int batch, colo_fp32_math_t fp32,
-                              bool graphs);
+                              const colo_gpu_t *src, int batch, colo_fp32_math_t fp32, bool graphs);
 
 /* One batch of b requests of tenant i alone on its part of the GPU (rates): start to finish. */
 int colo_tenant_request_time(const colo_scenario_t *sc, size_t i, colo_place_rates_t pr, int b,
