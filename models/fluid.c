@@ -581,6 +581,15 @@ int colo_fluid_end(colo_fluid_t *fl)
     return flush(fl);
 }
 
+int colo_fluid_set_capacity(colo_fluid_t *fl, uint32_t r, double capacity)
+{
+    if (r >= fl->n_res || !(capacity >= 0) || !isfinite(capacity)) return COLO_EINVAL;
+    if (fl->res[r].capacity == capacity) return 0;
+    fl->res[r].capacity = capacity; /* its integral so far is of its use, closed by the solve */
+    if (mark_dirty(fl, r)) return COLO_ENOMEM;
+    return flush(fl);
+}
+
 int colo_fluid_set_weight(colo_fluid_t *fl, colo_activity_id_t id, double weight)
 {
     struct colo_fluid_act *a = lookup(fl, id);

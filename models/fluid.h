@@ -95,6 +95,10 @@ int colo_fluid_update(colo_fluid_t *fl, colo_activity_id_t id, double work,
 int colo_fluid_update_coefs(colo_fluid_t *fl, colo_activity_id_t id, double work,
                             const double *coef, int n);
 
+/* Changes resource r's capacity from now on (the activities on it get new speeds). 0,
+ * COLO_EINVAL (a capacity below 0, or not a number) or COLO_ENOMEM. */
+int colo_fluid_set_capacity(colo_fluid_t *fl, uint32_t r, double capacity);
+
 /* Sets an activity's weight (default 1): where a resource is the bottleneck, activities get
  * speeds in proportion to their weights (a priority). */
 int colo_fluid_set_weight(colo_fluid_t *fl, colo_activity_id_t id, double weight);

@@ -159,7 +159,7 @@ static int build_classes(colo_hw_t *hw, colo_hw_family_t *f)
         if (colo_grow((void **)&f->classes, &f->cap_classes, f->n_classes + 1, sizeof *f->classes))
             return COLO_ENOMEM;
         cls_of[u] = (int)f->n_classes;
-        f->classes[f->n_classes].n_units = 1;
+        f->classes[f->n_classes] = (struct colo_hw_class){.n_units = 1};
         f->n_classes++;
     }
     for (size_t k = 0; k < f->n_classes; k++) {
@@ -284,6 +284,7 @@ static void on_copy_latency(void *obj, int64_t arg)
         hw->moving = m;
         hw->cap_moving = ncap;
     }
+    colo_hw__note(hw, colo_hw__apply_reserved(hw, c->o.channel_set)); /* timed kernels' */
     colo_fluid_begin(&hw->fl);
     colo_hw__note(hw, colo_fluid_start(&hw->fl, (double)c->bytes / rate, 1.0, 1.0, e, n,
                                        on_copy_done, c, 0, &c->act));
@@ -352,37 +353,36 @@ int colo_hw_copy_start_at(colo_hw_t *hw, colo_copy_dir_t dir, long long bytes, u
     return 0;
 }
 
-/* A timed kernel's traffic: an activity that never ends by itself (stopped with its kernel),
- * weighted so that max-min fairness serves it first. */
-#define TIMED_WORK_NS 1e18
-#define TIMED_WEIGHT 1e9
-
-int colo_hw_timed_start(colo_hw_t *hw, uint32_t channel_set, double dram_rate,
-                        colo_activity_id_t *id)
+int colo_hw_reserve_dram(colo_hw_t *hw, uint32_t channel_set, double rate)
 {
-    *id = 0;
-    if (!(dram_rate > 0)) return 0;
+    if (!(rate != 0) || !isfinite(rate)) return 0;
     int rc = hw->finalized ? 0 : colo_hw__finalize(hw); /* the channel classes it uses */
     if (rc) return rc;
-    const struct colo_hw_set *chs = &hw->mem.sets[channel_set];
-    colo_fluid_elem_t e[COLO_HW_MAX_PARTS];
-    int n = 0;
-    for (int p = 0; p < chs->n_parts; p++)
-        e[n++] = (colo_fluid_elem_t){hw->mem.classes[chs->parts[p].cls].res,
-                                     dram_rate * chs->parts[p].share};
-    colo_fluid_begin(&hw->fl);
-    rc = colo_fluid_start(&hw->fl, TIMED_WORK_NS, 1.0, 1.0, e, n, NULL, NULL, 0, id);
-    if (!rc) rc = colo_fluid_set_weight(&hw->fl, *id, TIMED_WEIGHT);
-    int end = colo_fluid_end(&hw->fl);
-    return rc ? rc : end;
+    colo_hw_family_t *f = &hw->mem;
+    const struct colo_hw_set *chs = &f->sets[channel_set];
+    for (int p = 0; p < chs->n_parts; p++) { /* while no copy moves, the solver need not know */
+        struct colo_hw_class *k = &f->classes[chs->parts[p].cls];
+        k->reserved += rate * chs->parts[p].share;
+        if (k->reserved < 1e-9 * k->n_units * f->unit_capacity)
+            k->reserved = 0; /* released: exactly the whole again */
+        k->stale = true;
+    }
+    return hw->n_moving ? colo_hw__apply_reserved(hw, channel_set) : 0;
 }
 
-int colo_hw_timed_stop(colo_hw_t *hw, colo_activity_id_t id)
+int colo_hw__apply_reserved(colo_hw_t *hw, uint32_t channel_set)
 {
-    if (!id) return 0;
-    double remaining;
+    colo_hw_family_t *f = &hw->mem;
+    const struct colo_hw_set *chs = &f->sets[channel_set];
+    int rc = 0;
     colo_fluid_begin(&hw->fl);
-    int rc = colo_fluid_stop(&hw->fl, id, &remaining);
+    for (int p = 0; p < chs->n_parts && !rc; p++) {
+        struct colo_hw_class *k = &f->classes[chs->parts[p].cls];
+        if (!k->stale) continue;
+        k->stale = false;
+        double left = k->n_units * f->unit_capacity - k->reserved;
+        rc = colo_fluid_set_capacity(&hw->fl, k->res, left > 0 ? left : 0);
+    }
     int end = colo_fluid_end(&hw->fl);
     return rc ? rc : end;
 }

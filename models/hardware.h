@@ -48,6 +48,8 @@ typedef struct colo_hw_family {
     struct colo_hw_class {
         uint32_t res;
         int n_units;
+        double reserved; /* bytes/ns held back from the solver (colo_hw_reserve_dram) */
+        bool stale;      /* reserved changed while no copy moved: the solver learns it later */
     } * classes;
     size_t n_classes, cap_classes;
     int n_units;          /* units that exist (SMs or channels of the GPU) */
@@ -166,12 +168,10 @@ int colo_hw_copy_start_at(colo_hw_t *hw, colo_copy_dir_t dir, long long bytes, u
 
 /* A kernel timed alone (time-slicing: its context owns the GPU or its MIG instance, and its
  * duration is its time alone) still moves its DRAM bytes through the channels that copies write
- * and read: its dram_rate bytes per ns on channel_set, taken ahead of what the solver shares
- * (weighted far above the copies, so it keeps its rate while that fits; copies get the rest).
- * *id names it for colo_hw_timed_stop (0 when it moves nothing). 0 or a negative code. */
-int colo_hw_timed_start(colo_hw_t *hw, uint32_t channel_set, double dram_rate,
-                        colo_activity_id_t *id);
-int colo_hw_timed_stop(colo_hw_t *hw, colo_activity_id_t id);
+ * and read: rate bytes per ns on channel_set are held back from the solver (copies share what
+ * is left) until released with -rate. The caller counts the kernel's own use. 0 or a negative
+ * code. */
+int colo_hw_reserve_dram(colo_hw_t *hw, uint32_t channel_set, double rate);
 
 /* What the GPU's resources have carried so far through the solver (integrals of use over time,
  * in units x ns) and what the whole GPU can carry per ns: SMs (SM x ns), L2 and DRAM (bytes),

@@ -54,6 +54,11 @@ static inline void colo_hw__pool_put(struct colo_hw_live **pool, struct colo_hw_
 /* Builds the SM and channel classes and the SM slots: after it no set may be added. */
 int colo_hw__finalize(colo_hw_t *hw);
 
+/* Tells the solver the DRAM held back (colo_hw_reserve_dram) on the classes of channel_set
+ * that changed since it last knew: before a copy's bytes move there, or at once while copies
+ * move. */
+int colo_hw__apply_reserved(colo_hw_t *hw, uint32_t channel_set);
+
 /* The L2 shares of the groups whose kernels changed, before each solve (blocks.c). */
 void colo_hw__presolve(void *obj);
 

@@ -205,8 +205,9 @@ static void ts_observe(void *obj, size_t ctx, bool running)
     colo_stream_run_t *s = &member(d, ctx)->streams[0];
     if (!running) {
         ts_account(s, -1);
-        colo_serving_fail(d->sim, colo_hw_timed_stop(&d->sim->hw, s->ts_dram));
-        s->ts_dram = 0;
+        colo_serving_fail(
+            d->sim, colo_hw_reserve_dram(&d->sim->hw, s->t->place.channel_set, -s->ts_dram_held));
+        s->ts_dram_held = 0;
         kernel_ran(s);
         return;
     }
@@ -220,10 +221,10 @@ static void ts_observe(void *obj, size_t ctx, bool running)
         dur > 0 ? colo_kernel_sms_used(w, d->sms) * colo_kernel_compute_ns(w, d->sms) / dur : 0;
     s->ts_use[1] = dur > 0 ? w->l2_bytes / dur : 0;
     s->ts_use[2] = dur > 0 ? w->dram_bytes / dur : 0;
-    if (d->sim->ts_dram_in_solver) { /* copies move bytes too: the channels are shared */
-        colo_serving_fail(d->sim, colo_hw_timed_start(&d->sim->hw, s->t->place.channel_set,
-                                                      s->ts_use[2], &s->ts_dram));
-        s->ts_use[2] = 0; /* counted by the solver */
+    if (d->sim->ts_dram_in_solver) { /* copies move bytes too: they get what it leaves */
+        s->ts_dram_held = s->ts_use[2];
+        colo_serving_fail(
+            d->sim, colo_hw_reserve_dram(&d->sim->hw, s->t->place.channel_set, s->ts_dram_held));
     }
     ts_account(s, 1);
     kernel_started(s);

@@ -16,7 +16,8 @@ long long colo_token_draw(const colo_token_dist_t *d, gsl_rng *rng)
 {
     switch (d->kind) {
     case COLO_TOKENS_FIXED:
-    case COLO_TOKENS_LOG: return d->value;
+    case COLO_TOKENS_LOG:
+        return d->value;
     case COLO_TOKENS_UNIFORM:
         return d->min + (long long)gsl_rng_uniform_int(rng, (unsigned long)(d->max - d->min + 1));
     case COLO_TOKENS_LOGNORMAL: {
@@ -65,14 +66,16 @@ static int read_dist(const colo_cfg_reader_t *r, const config_setting_t *tok, co
     static const char *const zipf[] = {"dist", "s", "max", NULL};
     if (strcmp(dist, "fixed") == 0) {
         d->kind = COLO_TOKENS_FIXED;
-        if ((rc = colo_cfg_check_keys(r, g, fixed)) || (rc = tokens_key(r, g, "value", 1, &d->value)))
+        if ((rc = colo_cfg_check_keys(r, g, fixed)) ||
+            (rc = tokens_key(r, g, "value", 1, &d->value)))
             return rc;
         d->max = d->min = d->value;
         return 0;
     }
     if (strcmp(dist, "uniform") == 0) {
         d->kind = COLO_TOKENS_UNIFORM;
-        if ((rc = colo_cfg_check_keys(r, g, uniform)) || (rc = tokens_key(r, g, "min", 1, &d->min)) ||
+        if ((rc = colo_cfg_check_keys(r, g, uniform)) ||
+            (rc = tokens_key(r, g, "min", 1, &d->min)) ||
             (rc = tokens_key(r, g, "max", d->min, &d->max)))
             return rc;
         return 0;
@@ -87,9 +90,9 @@ static int read_dist(const colo_cfg_reader_t *r, const config_setting_t *tok, co
             (rc = tokens_key(r, g, "max", 1, &d->max)))
             return rc;
         if (d->median > (double)d->max || d->sigma > 10)
-            return colo_cfg_error(r, config_setting_get_member(g, d->sigma > 10 ? "sigma" : "median"),
-                                  COLO_ERANGE, "%s", d->sigma > 10 ? "at most 10"
-                                                                   : "more than max");
+            return colo_cfg_error(
+                r, config_setting_get_member(g, d->sigma > 10 ? "sigma" : "median"), COLO_ERANGE,
+                "%s", d->sigma > 10 ? "at most 10" : "more than max");
         return 0;
     }
     if (strcmp(dist, "zipf") == 0) {
@@ -119,7 +122,8 @@ static int read_dist(const colo_cfg_reader_t *r, const config_setting_t *tok, co
 static long long typical(const colo_token_dist_t *d)
 {
     switch (d->kind) {
-    case COLO_TOKENS_UNIFORM: return (d->min + d->max) / 2;
+    case COLO_TOKENS_UNIFORM:
+        return (d->min + d->max) / 2;
     case COLO_TOKENS_LOGNORMAL: { /* of the draws as they are clamped: 1 to max tokens */
         long long m = llround(d->median);
         return m < 1 ? 1 : m > d->max ? d->max : m;
@@ -130,7 +134,8 @@ static long long typical(const colo_token_dist_t *d)
             k++;
         return k + 1;
     }
-    default: return d->value;
+    default:
+        return d->value;
     }
 }
 
@@ -150,11 +155,16 @@ static int int_key(const colo_cfg_reader_t *r, const config_setting_t *g, const 
 static int read_llm(const colo_cfg_reader_t *r, const config_setting_t *g, const char *dir,
                     colo_llm_cfg_t *c, colo_error_t *err)
 {
-    static const char *const keys[] = {"profile",      "max_num_seqs",
-                                       "max_num_batched_tokens", "chunk_tokens",
-                                       "block_tokens", "layer_groups",
-                                       "gpu_memory_utilization", "watermark",
-                                       "kv_cache_gib", NULL};
+    static const char *const keys[] = {"profile",
+                                       "max_num_seqs",
+                                       "max_num_batched_tokens",
+                                       "chunk_tokens",
+                                       "block_tokens",
+                                       "layer_groups",
+                                       "gpu_memory_utilization",
+                                       "watermark",
+                                       "kv_cache_gib",
+                                       NULL};
     int rc = colo_cfg_check_keys(r, g, keys);
     if (rc) return rc;
     const char *file;
@@ -189,8 +199,7 @@ static int read_llm(const colo_cfg_reader_t *r, const config_setting_t *g, const
     if ((rc = colo_cfg_double(r, g, "gpu_memory_utilization", COLO_CFG_POSITIVE,
                               &c->gpu_memory_utilization)) < 0 ||
         (rc = colo_cfg_double(r, g, "watermark", COLO_CFG_NONNEG, &c->watermark)) < 0 ||
-        (rc = colo_cfg_double(r, g, "kv_cache_gib", COLO_CFG_POSITIVE, &c->kv_cache_gib_given)) <
-            0)
+        (rc = colo_cfg_double(r, g, "kv_cache_gib", COLO_CFG_POSITIVE, &c->kv_cache_gib_given)) < 0)
         return rc;
     if (c->gpu_memory_utilization > 1)
         return colo_cfg_error(r, config_setting_get_member(g, "gpu_memory_utilization"),
@@ -324,8 +333,8 @@ int colo_llm_cfg_resolve(const colo_cfg_reader_t *r, const config_setting_t *t, 
     int iter = c->chunk_tokens > 0 ? c->chunk_tokens : c->max_num_batched_tokens;
     double width = (double)(p->q_heads + 2 * p->kv_heads) * p->head_dim +
                    (double)p->mlp_hidden * (p->gated_mlp ? 3 : 2);
-    c->activations_gib = ((double)iter * width * p->dtype_bytes +
-                          (double)c->max_num_seqs * p->vocab * 4.0) / GIB;
+    c->activations_gib =
+        ((double)iter * width * p->dtype_bytes + (double)c->max_num_seqs * p->vocab * 4.0) / GIB;
     c->memory_gib = memory_gib;
     c->memory_from = from;
     if (c->kv_cache_gib_given > 0) {
@@ -337,8 +346,8 @@ int colo_llm_cfg_resolve(const colo_cfg_reader_t *r, const config_setting_t *t, 
                                   c->kv_cache_gib, c->weights_gib, c->activations_gib, memory_gib,
                                   from);
     } else {
-        c->kv_cache_gib = memory_gib * c->gpu_memory_utilization - c->weights_gib -
-                          c->activations_gib;
+        c->kv_cache_gib =
+            memory_gib * c->gpu_memory_utilization - c->weights_gib - c->activations_gib;
         if (c->kv_cache_gib <= 0)
             return colo_cfg_error(r, config_setting_get_member(g, "profile"), COLO_ERANGE,
                                   "%s's weights (%.1f GiB) and activations (%.1f GiB) leave no "
@@ -350,22 +359,24 @@ int colo_llm_cfg_resolve(const colo_cfg_reader_t *r, const config_setting_t *t, 
     double block_bytes = colo_llm_kv_bytes_per_token(p) * c->block_tokens;
     c->kv_blocks = (long long)floor(c->kv_cache_gib * GIB / block_bytes);
     /* what one request may hold: every block but the watermark kept free on admission */
-    long long cap = (c->kv_blocks - (long long)(c->watermark * (double)c->kv_blocks)) *
-                    c->block_tokens;
+    long long cap =
+        (c->kv_blocks - (long long)(c->watermark * (double)c->kv_blocks)) * c->block_tokens;
     if (cap < 1)
-        return colo_cfg_error(r, g, COLO_ERANGE, "a KV cache of %.3g GiB holds no block of %d "
-                              "tokens", c->kv_cache_gib, c->block_tokens);
+        return colo_cfg_error(r, g, COLO_ERANGE,
+                              "a KV cache of %.3g GiB holds no block of %d "
+                              "tokens",
+                              c->kv_cache_gib, c->block_tokens);
     /* an iteration within the profile's token counts */
     int most = iter > c->max_num_seqs ? iter : c->max_num_seqs;
     if (most > colo_llm_profile_max_tokens(p)) {
-        const char *key = c->chunk_tokens > 0 ? "chunk_tokens"
+        const char *key = c->chunk_tokens > 0       ? "chunk_tokens"
                           : iter >= c->max_num_seqs ? "max_num_batched_tokens"
                                                     : "max_num_seqs";
         const config_setting_t *at = config_setting_get_member(g, key);
         return colo_cfg_error(r, at ? at : g, COLO_ERANGE,
-                              "iterations of up to %d tokens (%s%s): the profile %s goes to %d "
+                              "iterations of up to %d tokens%s%s%s: the profile %s goes to %d "
                               "tokens",
-                              most, at ? "" : "the default of llm.", at ? "as written" : key,
+                              most, at ? "" : " (the default of llm.", at ? "" : key, at ? "" : ")",
                               c->profile_path, colo_llm_profile_max_tokens(p));
     }
     if (c->prompt.kind == COLO_TOKENS_LOG) {
@@ -374,8 +385,8 @@ int colo_llm_cfg_resolve(const colo_cfg_reader_t *r, const config_setting_t *t, 
     } else {
         const config_setting_t *tok = config_setting_get_member(t, "tokens");
         const config_setting_t *pm = config_setting_get_member(tok, "prompt");
-        const config_setting_t *pmax = config_setting_get_member(
-            pm, c->prompt.kind == COLO_TOKENS_FIXED ? "value" : "max");
+        const config_setting_t *pmax =
+            config_setting_get_member(pm, c->prompt.kind == COLO_TOKENS_FIXED ? "value" : "max");
         if (c->chunk_tokens == 0 && c->prompt.max > c->max_num_batched_tokens)
             return colo_cfg_error(r, pmax, COLO_ERANGE,
                                   "prompts of up to %lld tokens never fit one iteration of "
@@ -385,14 +396,14 @@ int colo_llm_cfg_resolve(const colo_cfg_reader_t *r, const config_setting_t *t, 
         if (c->prompt.max + c->output.max > cap) {
             if (c->output.max > c->prompt.max) { /* the output is what does not fit */
                 const config_setting_t *om = config_setting_get_member(tok, "output");
-                pmax = config_setting_get_member(
-                    om, c->output.kind == COLO_TOKENS_FIXED ? "value" : "max");
+                pmax = config_setting_get_member(om, c->output.kind == COLO_TOKENS_FIXED ? "value"
+                                                                                         : "max");
             }
             return colo_cfg_error(r, pmax, COLO_ERANGE,
                                   "a request of %lld prompt and %lld output tokens needs a KV "
                                   "cache of %lld tokens; the tenant's holds %lld (%.2f GiB)",
-                                  c->prompt.max, c->output.max, c->prompt.max + c->output.max,
-                                  cap, c->kv_cache_gib);
+                                  c->prompt.max, c->output.max, c->prompt.max + c->output.max, cap,
+                                  c->kv_cache_gib);
         }
     }
     return 0;
@@ -417,10 +428,9 @@ int colo_llm_cfg_trace(const colo_llm_cfg_t *c, colo_trace_t **out, colo_error_t
     snprintf(path, sizeof path, "%s (prefill of %lld tokens)", c->profile_path, q);
     for (size_t i = 0; i < n && !rc; i++)
         rc = colo_trace_append(t, &ops[i]);
-    json_t *prov = rc ? NULL : json_pack("{s:s,s:s}", "source", "colosim llm", "profile",
-                                         c->profile_path);
-    if (!rc && (!(t->path = colo_strdup(path)) || !prov))
-        rc = COLO_ENOMEM;
+    json_t *prov =
+        rc ? NULL : json_pack("{s:s,s:s}", "source", "colosim llm", "profile", c->profile_path);
+    if (!rc && (!(t->path = colo_strdup(path)) || !prov)) rc = COLO_ENOMEM;
     if (!rc) {
         json_decref(t->provenance);
         t->provenance = prov;

@@ -89,13 +89,13 @@ typedef struct colo_stream_run {
     int n_batch;
     colo_batch_plan_t plan;
     colo_time_t batch_start;
-    colo_time_t copy_start;     /* its copy in progress: when it was issued */
-    int lane;                   /* its running kernel's lane on its partition's timeline */
-    int copy_lane;              /* its copy's lane on its copy engines' timeline */
-    double ts_use[3];           /* time-sliced kernel running: its SMs, L2 and DRAM bytes per ns */
-    colo_activity_id_t ts_dram; /* ... its DRAM traffic in the solver, beside copies (or 0) */
-    colo_time_t host_clock;     /* when the host issued the last op (or returned from a copy) */
-    bool after_sync;            /* the host has just returned from a synchronous copy */
+    colo_time_t copy_start; /* its copy in progress: when it was issued */
+    int lane;               /* its running kernel's lane on its partition's timeline */
+    int copy_lane;          /* its copy's lane on its copy engines' timeline */
+    double ts_use[3];       /* time-sliced kernel running: its SMs, L2 and DRAM bytes per ns */
+    double ts_dram_held;    /* ... its DRAM rate held back from the copies (or 0) */
+    colo_time_t host_clock; /* when the host issued the last op (or returned from a copy) */
+    bool after_sync;        /* the host has just returned from a synchronous copy */
     size_t cur_op;
     colo_kernel_work_t w;     /* the current kernel at this batch */
     colo_time_t alone;        /* its time alone at the tenant's place */
