@@ -197,6 +197,17 @@ bool fraction(double v)
     return isfinite(v) && v >= -1e-9 && v <= 1 + 1e-9;
 }
 
+static bool negative_count(json_t *v, char *path, size_t len, size_t cap);
+
+/* Looks into x, the step to it (w characters) written at path + len. */
+static bool negative_in(json_t *x, char *path, size_t len, size_t cap, int w)
+{
+    if (w > 0 && negative_count(x, path, len + (size_t)w < cap ? len + (size_t)w : len, cap))
+        return true;
+    path[len] = '\0';
+    return false;
+}
+
 /* The first negative integer anywhere in v (a count, an index, a size), named by its path. */
 static bool negative_count(json_t *v, char *path, size_t len, size_t cap)
 {
@@ -204,24 +215,14 @@ static bool negative_count(json_t *v, char *path, size_t len, size_t cap)
     const char *k;
     json_t *x;
     size_t i;
-    if (json_is_object(v)) {
-        json_object_foreach(v, k, x)
-        {
-            int w = snprintf(path + len, cap - len, ".%s", k);
-            if (w > 0 &&
-                negative_count(x, path, len + (size_t)w < cap ? len + (size_t)w : len, cap))
-                return true;
-            path[len] = '\0';
-        }
-    } else if (json_is_array(v)) {
-        json_array_foreach(v, i, x)
-        {
-            int w = snprintf(path + len, cap - len, "[%zu]", i);
-            if (w > 0 &&
-                negative_count(x, path, len + (size_t)w < cap ? len + (size_t)w : len, cap))
-                return true;
-            path[len] = '\0';
-        }
+    json_object_foreach(v, k, x)
+    {
+        if (negative_in(x, path, len, cap, snprintf(path + len, cap - len, ".%s", k))) return true;
+    }
+    json_array_foreach(v, i, x)
+    {
+        if (negative_in(x, path, len, cap, snprintf(path + len, cap - len, "[%zu]", i)))
+            return true;
     }
     return false;
 }
