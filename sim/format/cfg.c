@@ -1,6 +1,7 @@
 /* cfg.c: strict libconfig reading with file:line:key errors and --set overrides. */
 #define _XOPEN_SOURCE 700 /* realpath */
 #include "cfg.h"
+#include "cfg_internal.h"
 #include <ctype.h>
 #include "alloc.h"
 #include "invariant.h"
@@ -16,11 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-
-/* Hook attached to a setting that a --set override wrote; freed by libconfig's destructor. */
-struct override_mark {
-    int index;
-};
 
 static void free_hook(void *p)
 {

@@ -83,4 +83,9 @@ int colo_cfg_aggregate(const colo_cfg_reader_t *r, const config_setting_t *g, co
  * so a misspelt key is then reported as unknown by the loader. Errors use source "--set". */
 int colo_cfg_override(config_t *cfg, const char *assignment, int index, colo_error_t *err);
 
+/* A copy of src added to parent (under src's name when parent is a group), deep, keeping the
+ * file, line and --set mark of every setting, so that errors in the copy point at what the user
+ * wrote. 0 or COLO_ENOMEM. */
+int colo_cfg_copy_setting(config_setting_t *parent, const config_setting_t *src);
+
 #endif

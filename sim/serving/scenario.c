@@ -490,6 +490,7 @@ int colo_scenario_load_edited(const char *path, const char *const *overrides, si
     for (size_t i = 0; i < n_overrides && !rc; i++)
         rc = colo_cfg_override(&cfg, overrides[i], (int)i + 1, err);
     colo_cfg_reader_t r = {path, err};
+    if (!rc) rc = colo_scenario_expand_copies(&r, config_root_setting(&cfg));
     if (!rc && edit) rc = edit(&r, config_root_setting(&cfg), ctx);
     if (!rc) rc = read_scenario(&r, config_root_setting(&cfg), sc);
     if (rc == COLO_ENOMEM) colo_error_set(err, rc, path, 0, NULL, "out of memory");

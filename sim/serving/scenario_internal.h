@@ -11,6 +11,10 @@
 /* Longest simulated span accepted: far below int64 overflow, far above any useful run. */
 #define MAX_SECONDS 1e6
 
+/* tenants.[i].copies = N: N identical tenants NAME-1 ... NAME-N in the tenant's place (each its
+ * own name, so its own arrival stream); the copies keep the lines they were written on. */
+int colo_scenario_expand_copies(const colo_cfg_reader_t *r, config_setting_t *root);
+
 /* Reads tenant i (group t of the tenants list) into sc->tenants[i]: its traces, loaded once per
  * scenario, or its LLM settings; its arrivals, batching, SLO, memory, MPS settings, class,
  * colour and PCIe weight. Needs the GPU and sharing read. */

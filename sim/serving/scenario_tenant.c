@@ -13,10 +13,14 @@
 #include <ctype.h>
 #include <errno.h>
 #include <libconfig.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+
+/* The most copies of one tenant: a GPU's MPS clients (48 from Volta) many times over. */
+#define MAX_COPIES 1024
 
 #define REQ COLO_CFG_REQUIRED
 #define POS (COLO_CFG_REQUIRED | COLO_CFG_POSITIVE)
@@ -24,8 +28,8 @@
 /* The GPU a file (a trace, an LLM profile) at path was measured on, named gpu at its line:
  * found from the file's folder, and scaled with the scenario's parameters when it is the
  * scenario's GPU. *out is new. */
-static int open_measured_gpu(const colo_scenario_t *sc, const char *gpu, const char *path,
-                             int line, colo_gpu_t **out, colo_error_t *err)
+static int open_measured_gpu(const colo_scenario_t *sc, const char *gpu, const char *path, int line,
+                             colo_gpu_t **out, colo_error_t *err)
 {
     const char *slash = strrchr(path, '/');
     char dir[4096] = "";
@@ -252,8 +256,7 @@ static int read_colour(const colo_cfg_reader_t *r, const config_setting_t *t, co
         return colo_cfg_error(r, config_setting_get_member(t, "pcie_weight"), COLO_ERANGE,
                               "from 1e-6 to 1e6 (got %g)", tc->pcie_weight);
     if (!cs && !ks) return 0;
-    if (cs && ks)
-        return colo_cfg_error(r, ks, COLO_EINVAL, "give channels or colour, not both");
+    if (cs && ks) return colo_cfg_error(r, ks, COLO_EINVAL, "give channels or colour, not both");
     if (sc->sharing.mode == COLO_SHARE_MIG)
         return colo_cfg_error(r, cs ? cs : ks, COLO_EINVAL,
                               "a MIG instance's memory slices fix its DRAM channels");
@@ -295,8 +298,10 @@ static int read_colour(const colo_cfg_reader_t *r, const config_setting_t *t, co
                                   nch - 1, g->name);
         for (long c = a; c <= b; c++)
             if (!seen[c]) seen[c] = true, tc->channels[tc->n_channels++] = (int)c;
-        if (*p == ',') p++;
-        else if (*p) break;
+        if (*p == ',')
+            p++;
+        else if (*p)
+            break;
     }
     if (*p || tc->n_channels == 0)
         return colo_cfg_error(r, cs, COLO_EINVAL,
@@ -304,8 +309,8 @@ static int read_colour(const colo_cfg_reader_t *r, const config_setting_t *t, co
     return 0;
 }
 
-int colo_scenario_read_tenant(const colo_cfg_reader_t *r, const config_setting_t *t, colo_scenario_t *sc,
-                       size_t i)
+int colo_scenario_read_tenant(const colo_cfg_reader_t *r, const config_setting_t *t,
+                              colo_scenario_t *sc, size_t i)
 {
     static const char *const keys[] = {"name",
                                        "trace",
@@ -352,9 +357,9 @@ int colo_scenario_read_tenant(const colo_cfg_reader_t *r, const config_setting_t
 
     const config_setting_t *llm = config_setting_get_member(t, "llm");
     if (llm) {
-        static const char *const not_llm[] = {"trace",     "traces",      "batching",
+        static const char *const not_llm[] = {"trace",       "traces",    "batching",
                                               "deadline_ms", "instances", "cuda_graphs",
-                                              "fp32_math", NULL};
+                                              "fp32_math",   NULL};
         for (int k = 0; not_llm[k]; k++)
             if (config_setting_get_member(t, not_llm[k]))
                 return colo_cfg_error(r, config_setting_get_member(t, not_llm[k]), COLO_EINVAL,
@@ -388,11 +393,10 @@ int colo_scenario_read_tenant(const colo_cfg_reader_t *r, const config_setting_t
         return rc;
     /* no GPU has a petabyte: larger is a typo, and would print as a 300-digit number */
     if (tc->memory_gib > 1e6 || tc->memory_limit_gib > 1e6)
-        return colo_cfg_error(r,
-                              config_setting_get_member(t, tc->memory_gib > 1e6
-                                                                ? "memory_gib"
-                                                                : "memory_limit_gib"),
-                              COLO_ERANGE, "at most 1,000,000 GiB");
+        return colo_cfg_error(
+            r,
+            config_setting_get_member(t, tc->memory_gib > 1e6 ? "memory_gib" : "memory_limit_gib"),
+            COLO_ERANGE, "at most 1,000,000 GiB");
     tc->active_thread_percentage = 100;
     rc = colo_cfg_int(r, t, "active_thread_percentage", COLO_CFG_POSITIVE, &v);
     if (rc < 0) return rc;
@@ -438,11 +442,10 @@ int colo_scenario_read_tenant(const colo_cfg_reader_t *r, const config_setting_t
     return read_execution(r, t, tc);
 }
 
-
 /* An LLM tenant once its place is known: its KV cache from its memory, and its trace (the
  * prefill of a typical request) in the scenario's table. */
-int colo_scenario_resolve_llm(const colo_cfg_reader_t *r, const config_setting_t *t, colo_scenario_t *sc,
-                       size_t i)
+int colo_scenario_resolve_llm(const colo_cfg_reader_t *r, const config_setting_t *t,
+                              colo_scenario_t *sc, size_t i)
 {
     colo_tenant_cfg_t *tc = &sc->tenants[i];
     double mem = sc->gpu->memory.size_gib;
@@ -494,3 +497,42 @@ int colo_scenario_resolve_llm(const colo_cfg_reader_t *r, const config_setting_t
     return 0;
 }
 
+int colo_scenario_expand_copies(const colo_cfg_reader_t *r, config_setting_t *root)
+{
+    config_setting_t *tl = config_setting_get_member(root, "tenants");
+    if (!tl || !config_setting_is_list(tl)) return 0; /* the reader says what is wrong */
+    unsigned n0 = (unsigned)config_setting_length(tl), i;
+    for (i = 0; i < n0; i++) {
+        config_setting_t *t = config_setting_get_elem(tl, i);
+        if (config_setting_is_group(t) && config_setting_get_member(t, "copies")) break;
+    }
+    if (i == n0) return 0;
+    for (i = 0; i < n0; i++) { /* each tenant (or its copies) appended, then the originals go */
+        config_setting_t *t = config_setting_get_elem(tl, i);
+        bool copied = config_setting_is_group(t) && config_setting_get_member(t, "copies");
+        long long n = 1;
+        const char *name = NULL;
+        int rc;
+        if (copied) {
+            if ((rc = colo_cfg_int(r, t, "copies", POS, &n)) < 0) return rc;
+            if (n > MAX_COPIES)
+                return colo_cfg_error(r, config_setting_get_member(t, "copies"), COLO_ERANGE,
+                                      "%lld: at most %d", n, MAX_COPIES);
+            if ((rc = colo_cfg_string(r, t, "name", REQ, &name)) < 0) return rc;
+        }
+        for (long long k = 1; k <= n; k++) {
+            if ((rc = colo_cfg_copy_setting(tl, t))) return rc;
+            if (!copied) continue;
+            config_setting_t *e =
+                config_setting_get_elem(tl, (unsigned)config_setting_length(tl) - 1);
+            char buf[300];
+            snprintf(buf, sizeof buf, "%s-%lld", name, k);
+            config_setting_remove(e, "copies");
+            if (!config_setting_set_string(config_setting_get_member(e, "name"), buf))
+                return COLO_ENOMEM;
+        }
+    }
+    for (i = 0; i < n0; i++)
+        config_setting_remove_elem(tl, 0);
+    return 0;
+}

@@ -58,44 +58,6 @@ static void drop(config_setting_t *g, const char *name)
     if (config_setting_get_member(g, name)) config_setting_remove(g, name);
 }
 
-/* A copy of src added to parent (under src's name when parent is a group). */
-static int copy_setting(config_setting_t *parent, const config_setting_t *src)
-{
-    int type = config_setting_type(src);
-    const char *name = config_setting_is_group(parent) ? config_setting_name(src) : NULL;
-    config_setting_t *d = config_setting_add(parent, name, type);
-    if (!d) return COLO_ENOMEM;
-    int ok = CONFIG_TRUE;
-    switch (type) {
-    case CONFIG_TYPE_GROUP:
-    case CONFIG_TYPE_LIST:
-    case CONFIG_TYPE_ARRAY:
-        for (int i = 0; i < config_setting_length(src); i++) {
-            int rc = copy_setting(d, config_setting_get_elem(src, (unsigned)i));
-            if (rc) return rc;
-        }
-        break;
-    case CONFIG_TYPE_INT:
-        ok = config_setting_set_int(d, config_setting_get_int(src));
-        break;
-    case CONFIG_TYPE_INT64:
-        ok = config_setting_set_int64(d, config_setting_get_int64(src));
-        break;
-    case CONFIG_TYPE_FLOAT:
-        ok = config_setting_set_float(d, config_setting_get_float(src));
-        break;
-    case CONFIG_TYPE_STRING:
-        ok = config_setting_set_string(d, config_setting_get_string(src));
-        break;
-    case CONFIG_TYPE_BOOL:
-        ok = config_setting_set_bool(d, config_setting_get_bool(src));
-        break;
-    default:
-        break;
-    }
-    return ok == CONFIG_TRUE ? 0 : COLO_ENOMEM;
-}
-
 /* A service's name, as the scenario reader read it. */
 const char *colo_cluster_tenant_name(const colo_cluster_t *c, size_t t)
 {
@@ -165,7 +127,8 @@ static int edit(const colo_cfg_reader_t *r, config_setting_t *root, void *ctx)
     }
     for (size_t m = 0; m < g->n; m++) {
         const colo_cluster_replica_t *rep = &c->replicas[g->members[m]];
-        if ((rc = copy_setting(tl, config_setting_get_elem(tl, (unsigned)rep->tenant)))) return rc;
+        if ((rc = colo_cfg_copy_setting(tl, config_setting_get_elem(tl, (unsigned)rep->tenant))))
+            return rc;
         config_setting_t *e = config_setting_get_elem(tl, n0 + (unsigned)m);
         char name[256];
         colo_cluster_replica_name(c, rep, name, sizeof name);
@@ -311,6 +274,9 @@ static int read_cluster(colo_cluster_t *c, const colo_cfg_reader_t *r, const con
         const config_setting_t *t = config_setting_get_elem(tl, (unsigned)i);
         struct tenant *ct = &c->tenants[i];
         if (!config_setting_is_group(t)) continue; /* the scenario reader says why */
+        if (config_setting_get_member(t, "copies"))
+            return colo_cfg_error(r, config_setting_get_member(t, "copies"), COLO_EINVAL,
+                                  "in a cluster a service runs as replicas: give replicas = N");
         static const char *const theirs[] = {"instance", "sms"};
         for (size_t k = 0; k < 2; k++)
             if (config_setting_get_member(t, theirs[k]))

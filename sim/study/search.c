@@ -1,6 +1,8 @@
 /* search.c: SLO capacity search: for each point of a study, bisection on one key, each value
  * judged over replications by a lower confidence bound on every tenant's SLO attainment. */
 #include "study.h"
+#include "scenario.h"
+#include "cluster.h"
 #include "study_internal.h"
 #include "alloc.h"
 #include "atomic_file.h"
@@ -22,7 +24,10 @@ static int passes(const colo_study_t *s, char **sets, size_t n, double x, int fi
                   bool *ok, bool *rep_ok, colo_error_t *err)
 {
     char kv[256], seed[64], num_text[64];
-    colo_study_float_text(num_text, sizeof num_text, 9, x);
+    if (s->search.integer)
+        snprintf(num_text, sizeof num_text, "%.0f", x);
+    else
+        colo_study_float_text(num_text, sizeof num_text, 9, x);
     snprintf(kv, sizeof kv, "%s=%s", s->search.key, num_text);
     sets[n] = kv;
     sets[n + 1] = seed;
@@ -78,18 +83,49 @@ static int passes(const colo_study_t *s, char **sets, size_t n, double x, int fi
 
 enum { MAX_PROBES = 256 };
 
+/* Whether [lo, hi] is still to be narrowed, and the value between to try: to the tolerance for
+ * a number, to neighbours for a count (the largest count that passes is exact). */
+static bool wide(const colo_study_t *s, double lo, double hi)
+{
+    return s->search.integer ? hi - lo > 1 : hi - lo > s->search.tolerance * lo;
+}
+
+static double between(const colo_study_t *s, double lo, double hi)
+{
+    return s->search.integer ? floor(0.5 * (lo + hi)) : 0.5 * (lo + hi);
+}
+
 /* The values tried at one point, and which replications passed at each. */
 struct probes {
     int n, reps;
     double x[MAX_PROBES];
-    bool *ok; /* ok[j * reps + r] */
+    bool *ok;        /* ok[j * reps + r] */
+    char limit[512]; /* why the scenario cannot be set up at some value above lo, if it cannot */
 };
+
+/* A value above lo at which the scenario cannot be set up (so many copies do not fit the GPU's
+ * memory, or a MIG layout): nothing can run there, so it does not meet the goal. The first
+ * such reason is kept (limit). Other errors stay errors. */
+static int cannot_hold(const colo_study_t *s, double x, int rc, char *limit, size_t n,
+                       colo_error_t *err)
+{
+    if (x <= s->search.lo || (rc != COLO_EINVAL && rc != COLO_ERANGE && rc != COLO_EUNSUPPORTED))
+        return rc;
+    if (limit && !limit[0]) colo_error_format(err, limit, n);
+    colo_error_clear(err);
+    return 1;
+}
 
 static int probe(const colo_study_t *s, char **sets, size_t n, struct probes *pr, double x,
                  bool *ok, colo_error_t *err)
 {
     bool *row = pr->n < MAX_PROBES ? pr->ok + (size_t)pr->n * (size_t)pr->reps : NULL;
     int rc = passes(s, sets, n, x, 0, pr->reps, ok, row, err);
+    if (rc && (rc = cannot_hold(s, x, rc, pr->limit, sizeof pr->limit, err)) == 1) {
+        rc = 0, *ok = false;
+        for (int r = 0; row && r < pr->reps; r++)
+            row[r] = false;
+    }
     if (!rc && row) pr->x[pr->n++] = x;
     return rc;
 }
@@ -118,17 +154,23 @@ static int rep_capacity(const colo_study_t *s, char **sets, size_t n, const stru
             *cap = s->search.hi;
             return 0;
         }
-        if ((rc = passes(s, sets, n, s->search.hi, r, 1, &ok, NULL, err))) return rc;
+        if ((rc = passes(s, sets, n, s->search.hi, r, 1, &ok, NULL, err)) &&
+            (rc = cannot_hold(s, s->search.hi, rc, NULL, 0, err)) != 1)
+            return rc;
+        if (rc == 1) rc = 0, ok = false;
         if (ok) {
             *cap = s->search.hi;
             return 0;
         }
         hi = s->search.hi;
     }
-    for (int step = 0; hi - lo > s->search.tolerance * lo && step < COLO_SEARCH_MAX_STEPS; step++) {
-        double mid = 0.5 * (lo + hi);
+    for (int step = 0; wide(s, lo, hi) && step < COLO_SEARCH_MAX_STEPS; step++) {
+        double mid = between(s, lo, hi);
         if (mid <= lo || mid >= hi) break; /* neighbouring doubles: nothing between them */
-        if ((rc = passes(s, sets, n, mid, r, 1, &ok, NULL, err))) return rc;
+        if ((rc = passes(s, sets, n, mid, r, 1, &ok, NULL, err)) &&
+            (rc = cannot_hold(s, mid, rc, NULL, 0, err)) != 1)
+            return rc;
+        if (rc == 1) rc = 0, ok = false;
         if (ok)
             lo = mid;
         else
@@ -156,10 +198,10 @@ int colo_search_point(const colo_study_t *s, char **sets, size_t n, double *capa
         *hi_passes = true;
         *capacity = hi;
     }
-    for (int step = 0; !rc && !*lo_fails && !*hi_passes && hi - lo > s->search.tolerance * lo &&
-                       step < COLO_SEARCH_MAX_STEPS;
+    for (int step = 0;
+         !rc && !*lo_fails && !*hi_passes && wide(s, lo, hi) && step < COLO_SEARCH_MAX_STEPS;
          step++) {
-        double mid = 0.5 * (lo + hi);
+        double mid = between(s, lo, hi);
         if (mid <= lo || mid >= hi) break; /* neighbouring doubles: nothing between them */
         if ((rc = probe(s, sets, n, &pr, mid, &ok, err))) break;
         if (ok)
@@ -197,6 +239,33 @@ static json_t *reps_json(const colo_study_t *s, const double *c)
                       : NULL;
 }
 
+/* What the tenants offer with the search key at x, in requests per second: the open-loop ones'
+ * rates (closed loops, offline bursts and replayed logs offer what they are served, and count
+ * 0), or -1 when it cannot be told (a cluster, or the scenario does not load). */
+static double offered_at(const colo_study_t *s, char **sets, size_t n, double x)
+{
+    char kv[256], num[64];
+    if (s->search.integer)
+        snprintf(num, sizeof num, "%.0f", x);
+    else
+        colo_study_float_text(num, sizeof num, 9, x);
+    snprintf(kv, sizeof kv, "%s=%s", s->search.key, num);
+    sets[n] = kv;
+    colo_error_t err;
+    colo_error_clear(&err);
+    colo_scenario_t *sc = NULL;
+    double rps = -1;
+    if (colo_cluster_detect(s->scenario, (const char *const *)sets, n + 1, &err) == 0 &&
+        colo_scenario_load(s->scenario, (const char *const *)sets, n + 1, &sc, &err) == 0) {
+        rps = 0;
+        for (size_t i = 0; i < sc->n_tenants; i++)
+            rps += colo_arrival_rate(&sc->tenants[i].arrival); /* load_scale applied */
+    }
+    colo_scenario_free(sc);
+    sets[n] = NULL;
+    return rps;
+}
+
 static json_t *search_point(const colo_study_t *s, size_t i, char **sets, size_t n)
 {
     colo_error_t err;
@@ -221,6 +290,8 @@ static json_t *search_point(const colo_study_t *s, size_t i, char **sets, size_t
         return doc;
     }
     json_object_set_new(doc, "capacity", json_real(cap));
+    double rps = offered_at(s, sets, n, cap);
+    if (rps >= 0) json_object_set_new(doc, "capacity_rps", json_real(rps));
     json_object_set_new(doc, "replications", reps_json(s, reps));
     colo_free(reps);
     json_object_set_new(doc, "bracket",
@@ -259,7 +330,7 @@ int colo_search_run(const colo_study_t *s, const colo_sweep_opts_t *o, colo_erro
             fputc(',', af.f);
             colo_csv_write_field(af.f, s->axes[a].key);
         }
-        fprintf(af.f, ",capacity_%s,bracket,replications_mean,ci_low,ci_high,error\n",
+        fprintf(af.f, ",capacity_%s,capacity_rps,bracket,replications_mean,ci_low,ci_high,error\n",
                 s->search.key);
         size_t i;
         json_t *p;
@@ -272,13 +343,15 @@ int colo_search_run(const colo_study_t *s, const colo_sweep_opts_t *o, colo_erro
             }
             json_t *e = json_object_get(p, "error");
             if (e) {
-                fputs(",,,,,,", af.f);
+                fputs(",,,,,,,", af.f);
                 colo_csv_write_field(af.f, json_string_value(e));
                 fputc('\n', af.f);
             } else {
                 json_t *rp = json_object_get(p, "replications"), *ci = json_object_get(rp, "ci");
-                fprintf(af.f, ",%.6g,%s,%.6g,", colo_study_num(p, "capacity"),
-                        json_string_value(json_object_get(p, "bracket")),
+                fprintf(af.f, ",%.6g,", colo_study_num(p, "capacity"));
+                if (json_is_number(json_object_get(p, "capacity_rps")))
+                    fprintf(af.f, "%.6g", colo_study_num(p, "capacity_rps"));
+                fprintf(af.f, ",%s,%.6g,", json_string_value(json_object_get(p, "bracket")),
                         colo_study_num(rp, "mean"));
                 if (json_is_array(ci))
                     fprintf(af.f, "%.6g,%.6g", json_number_value(json_array_get(ci, 0)),
@@ -298,7 +371,7 @@ int colo_search_run(const colo_study_t *s, const colo_sweep_opts_t *o, colo_erro
                100 * s->search.confidence, 100 * s->search.confidence);
         for (size_t a = 0; a < s->n_axes; a++)
             printf("%-16.16s ", s->axes[a].key);
-        printf("%12s  %s\n", "capacity", "replications' own: mean [CI]");
+        printf("%12s %10s  %s\n", "capacity", "req/s", "replications' own: mean [CI]");
         size_t i;
         json_t *p;
         json_array_foreach(points, i, p)
@@ -308,7 +381,7 @@ int colo_search_run(const colo_study_t *s, const colo_sweep_opts_t *o, colo_erro
             json_t *e = json_object_get(p, "error");
             const char *br = json_string_value(json_object_get(p, "bracket"));
             if (e)
-                printf("%12s  %s\n", "-", json_string_value(e));
+                printf("%12s %10s  %s\n", "-", "-", json_string_value(e));
             else {
                 json_t *rp = json_object_get(p, "replications"), *ci = json_object_get(rp, "ci");
                 char own[96] = "";
@@ -316,7 +389,10 @@ int colo_search_run(const colo_study_t *s, const colo_sweep_opts_t *o, colo_erro
                     snprintf(own, sizeof own, "  %.4g [%.4g, %.4g]", colo_study_num(rp, "mean"),
                              json_number_value(json_array_get(ci, 0)),
                              json_number_value(json_array_get(ci, 1)));
-                printf("%12.4g%s%s\n", colo_study_num(p, "capacity"), own,
+                char rps[32] = "-";
+                if (json_is_number(json_object_get(p, "capacity_rps")))
+                    snprintf(rps, sizeof rps, "%.4g", colo_study_num(p, "capacity_rps"));
+                printf("%12.4g %10s%s%s\n", colo_study_num(p, "capacity"), rps, own,
                        strcmp(br, "found") == 0      ? ""
                        : strcmp(br, "below lo") == 0 ? "  (fails even at lo)"
                                                      : "  (meets it at hi: raise hi)");

@@ -193,6 +193,10 @@ static int read_search(const colo_cfg_reader_t *r, const config_setting_t *g, co
     if (s->search.hi <= s->search.lo)
         return colo_cfg_error(r, config_setting_get_member(g, "hi"), COLO_ERANGE,
                               "must be above lo (%g)", s->search.lo);
+    const config_setting_t *slo = config_setting_get_member(g, "lo"),
+                           *shi = config_setting_get_member(g, "hi");
+    s->search.integer = slo && shi && config_setting_type(slo) != CONFIG_TYPE_FLOAT &&
+                        config_setting_type(shi) != CONFIG_TYPE_FLOAT;
     if (s->search.tolerance >= 1 || s->search.tolerance < COLO_SEARCH_MIN_TOLERANCE)
         return colo_cfg_error(r, config_setting_get_member(g, "tolerance"), COLO_ERANGE,
                               "a fraction of the answer from %g to below 1 (got %g): a finer one "

@@ -37,6 +37,8 @@ typedef struct colo_study {
         bool given;
         char *key;
         int line;
+        bool integer; /* lo and hi written as integers: the key is a count (copies), bisected
+                       * exactly to the largest integer that meets the goal */
         double lo, hi, tolerance;
         int replications;
         double confidence; /* of the lower bound on each tenant's SLO attainment */

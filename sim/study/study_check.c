@@ -130,7 +130,10 @@ int colo_study_check(const colo_study_t *s, bool with_search, colo_error_t *err)
     char lo[64], kv[320];
     with_search = with_search && s->search.given;
     if (with_search) {
-        colo_study_float_text(lo, sizeof lo, 9, s->search.lo);
+        if (s->search.integer)
+            snprintf(lo, sizeof lo, "%.0f", s->search.lo);
+        else
+            colo_study_float_text(lo, sizeof lo, 9, s->search.lo);
         snprintf(kv, sizeof kv, "%s=%s", s->search.key, lo);
     }
     for (size_t i = 0; i < np; i++) {

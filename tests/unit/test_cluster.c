@@ -367,3 +367,16 @@ Test(cluster, a_mechanism_the_pools_gpu_lacks_is_refused_at_its_model)
         cr_assert(strstr(err.text, "l4 does not support MIG"), "%s", err.text);
     }
 }
+
+/* copies are for one GPU; a cluster runs a service as replicas and says so at the key. */
+Test(cluster, copies_in_a_cluster_are_refused_for_replicas)
+{
+    const char *sets[] = {"tenants.[0].copies=2"};
+    json_t *res = NULL;
+    colo_error_t err;
+    colo_error_clear(&err);
+    cr_assert_lt(
+        colo_cluster_run(src_path("tests/fixtures/cluster/packing.cfg"), sets, 1, &res, &err), 0);
+    cr_assert_str_eq(err.key, "tenants.[0].copies");
+    cr_assert(strstr(err.text, "give replicas = N"), "%s", err.text);
+}

@@ -428,3 +428,41 @@ Test(scenario, a_set_value_that_is_not_utf8_is_refused_at_its_key)
                "--set:1: description: not UTF-8: byte 0xE9 in column 16 (colosim reads UTF-8 "
                "text: its results are JSON)");
 }
+
+/* copies = N (issue 41): N tenants NAME-1 ... NAME-N in the tenant's place, each with its own
+ * arrival stream; an error in a copy names the line the user wrote; beyond 1,024 refused. */
+Test(scenario, copies_are_tenants_of_their_own_in_the_originals_place)
+{
+    const char *sets[] = {"tenants.[0].copies=3"};
+    colo_error_t err;
+    colo_error_clear(&err);
+    colo_scenario_t *sc = NULL;
+    cr_assert_eq(colo_scenario_load(src_path("scenarios/compare_three_tenants_h100.cfg"), sets, 1,
+                                    &sc, &err),
+                 0, "%s", err.text);
+    cr_assert_eq(sc->n_tenants, 5);
+    cr_expect_str_eq(sc->tenants[0].name, "resnet50-1");
+    cr_expect_str_eq(sc->tenants[2].name, "resnet50-3");
+    cr_expect_str_eq(sc->tenants[3].name, "mobilenetv2");
+    colo_scenario_free(sc);
+    test_run_t r = run_scenario(
+        src_path("scenarios/compare_three_tenants_h100.cfg"),
+        (const char *const[]){"tenants.[0].copies=2", "duration_s=1", "warmup_s=0.1"}, 3);
+    long long a = json_integer_value(json_object_get(result_tenant(&r, 0), "arrived"));
+    long long b = json_integer_value(json_object_get(result_tenant(&r, 1), "arrived"));
+    cr_expect_neq(a, b, "each copy has its own Poisson stream (%lld, %lld)", a, b);
+    run_free(&r);
+    const char *bad[] = {"tenants.[0].copies=2", "tenants.[0].slo_ms=-1.0"};
+    colo_error_clear(&err);
+    cr_expect_lt(
+        colo_scenario_load(src_path("scenarios/compare_three_tenants_h100.cfg"), bad, 2, &sc, &err),
+        0);
+    cr_expect_str_eq(err.source, "--set", "%s", err.text);
+    cr_expect_eq(err.line, 2, "the override that wrote it: %s", err.text);
+    const char *many[] = {"tenants.[0].copies=1025"};
+    colo_error_clear(&err);
+    cr_expect_lt(colo_scenario_load(src_path("scenarios/compare_three_tenants_h100.cfg"), many, 1,
+                                    &sc, &err),
+                 0);
+    cr_expect(strstr(err.text, "at most 1024"), "%s", err.text);
+}

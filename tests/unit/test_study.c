@@ -319,3 +319,28 @@ Test(study, a_study_is_not_its_own_scenario_and_one_bad_value_fails_one_point, .
     colo_study_free(s);
     remove(path);
 }
+
+/* "How many fit" (issue 41): a search over a count bisects to the largest integer that meets
+ * the goal; a count the GPU cannot hold (more memory than it has) fails rather than ending the
+ * search; the capacity is also given in requests/s. */
+Test(study, a_search_over_copies_finds_the_largest_count_that_fits, .timeout = 120)
+{
+    colo_study_t *s = load("tests/fixtures/study_copies.cfg");
+    cr_assert(s->search.integer, "lo = 1 and hi = 20 written as integers: a count");
+    const char *out = tmpdir("copies.out");
+    colo_sweep_opts_t o = {.jobs = 1, .quiet = true, .out_dir = out};
+    colo_error_t err;
+    colo_error_clear(&err);
+    cr_assert_eq(colo_search_run(s, &o, &err), 0, "%s", err.text);
+    char p[600];
+    snprintf(p, sizeof p, "%s/search.json", out);
+    json_t *doc = json_load_file(p, 0, NULL);
+    cr_assert_not_null(doc);
+    json_t *pt = json_array_get(json_object_get(doc, "points"), 0);
+    cr_assert_null(json_object_get(pt, "error"), "%s", json_dumps(pt, 0));
+    cr_expect_eq(json_number_value(json_object_get(pt, "capacity")), 8.0);
+    cr_expect_eq(json_number_value(json_object_get(pt, "capacity_rps")), 800.0);
+    cr_expect_str_eq(json_string_value(json_object_get(pt, "bracket")), "found");
+    json_decref(doc);
+    colo_study_free(s);
+}
