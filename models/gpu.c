@@ -453,8 +453,15 @@ double colo_gpu_l2_capacity(const colo_gpu_t *gpu)
 
 const colo_mig_profile_t *colo_gpu_mig_profile(const colo_gpu_t *gpu, const char *name)
 {
+    /* as nvidia-smi writes them too: "MIG 3g.40gb" (nvidia-smi -L, mig -lgip), and the
+     * GPU-instance profile ID ("9", nvidia-smi mig -cgi 9) */
+    if (strncmp(name, "MIG ", 4) == 0) name += 4;
+    char *end;
+    long id = strtol(name, &end, 10);
+    bool by_id = *name >= '0' && *name <= '9' && *end == '\0';
     for (size_t i = 0; i < gpu->mig.n_profiles; i++)
-        if (strcmp(gpu->mig.profiles[i].name, name) == 0) return &gpu->mig.profiles[i];
+        if (by_id ? gpu->mig.profiles[i].id == id : strcmp(gpu->mig.profiles[i].name, name) == 0)
+            return &gpu->mig.profiles[i];
     return NULL;
 }
 

@@ -232,7 +232,8 @@ static int mig_instance(const colo_cfg_reader_t *r, const config_setting_t *e, c
         return colo_cfg_error(r, config_setting_get_member(e, "profile"), COLO_EINVAL,
                               "unknown MIG profile '%s' for %s (valid: %s)", pname, g->name, list);
     }
-    if (strcmp(share, "timeslice") == 0)
+    if (strcmp(share, "timeslice") == 0 || strcmp(share, "time-slicing") == 0 ||
+        strcmp(share, "timeSlicing") == 0)
         in->share = COLO_SHARE_TIMESLICE;
     else if (strcmp(share, "mps") == 0)
         in->share = COLO_SHARE_MPS;
@@ -279,9 +280,19 @@ static int mig_instance(const colo_cfg_reader_t *r, const config_setting_t *e, c
                 if (taken[s] >= 0) ok = 0;
             if (ok) start = p->placements[j];
         }
-        if (start < 0)
+        int free_slices = 0;
+        for (int s = 0; s < g->mig.memory_slices; s++)
+            free_slices += taken[s] < 0;
+        if (start < 0 && free_slices < p->memory_slices)
             return colo_cfg_error(r, config_setting_get_member(e, "profile"), COLO_ERANGE,
                                   "no free placement left for %s", p->name);
+        if (start < 0) /* room enough, in the wrong places: the order decided them */
+            return colo_cfg_error(r, config_setting_get_member(e, "profile"), COLO_ERANGE,
+                                  "no free placement left for %s, though %d memory slices are "
+                                  "free: each instance takes the first free start in the order "
+                                  "listed, as nvidia-smi does; list the larger instances first, "
+                                  "or give each its placement",
+                                  p->name, free_slices);
     }
     for (int s = (int)start; s < (int)start + p->memory_slices; s++)
         taken[s] = (int)k;

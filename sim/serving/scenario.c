@@ -62,7 +62,9 @@ static int read_sharing(const colo_cfg_reader_t *r, const config_setting_t *root
     const char *mode;
     if ((rc = colo_cfg_string(r, g, "mode", REQ, &mode))) return rc;
     const config_setting_t *ms = config_setting_get_member(g, "mode");
-    if (strcmp(mode, "timeslice") == 0)
+    /* time-slicing as the device plugin spells it too (its config's sharing.timeSlicing) */
+    if (strcmp(mode, "timeslice") == 0 || strcmp(mode, "time-slicing") == 0 ||
+        strcmp(mode, "timeSlicing") == 0)
         sc->sharing.mode = COLO_SHARE_TIMESLICE;
     else if (strcmp(mode, "mps") == 0)
         sc->sharing.mode = COLO_SHARE_MPS;
@@ -271,6 +273,7 @@ static int read_k8s(const colo_cfg_reader_t *r, const config_setting_t *root, co
         (rc = colo_cfg_int(r, g, "replicas", POS, &n)))
         return rc;
     const config_setting_t *hs = config_setting_get_member(g, "sharing");
+    if (strcmp(how, "timeSlicing") == 0) how = "time-slicing"; /* its config file's spelling */
     if (strcmp(how, "mps") != 0 && strcmp(how, "time-slicing") != 0)
         return colo_cfg_error(r, hs, COLO_EINVAL,
                               "'%s': the device plugin shares by \"time-slicing\" or \"mps\"", how);

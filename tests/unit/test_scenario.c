@@ -466,3 +466,38 @@ Test(scenario, copies_are_tenants_of_their_own_in_the_originals_place)
                  0);
     cr_expect(strstr(err.text, "at most 1024"), "%s", err.text);
 }
+
+/* Names users already have (issue 41): nvidia-smi's MIG profile names and IDs, the device
+ * plugin's spellings of time-slicing; and a MIG order that cannot be placed says to reorder. */
+Test(scenario, names_from_nvidia_smi_and_the_device_plugin_are_taken)
+{
+    static const char *const modes[] = {"sharing.mode=time-slicing", "sharing.mode=timeSlicing"};
+    colo_error_t err;
+    colo_scenario_t *sc = NULL;
+    for (int k = 0; k < 2; k++) {
+        colo_error_clear(&err);
+        cr_assert_eq(colo_scenario_load(src_path("scenarios/resnet50_service_h100.cfg"), &modes[k],
+                                        1, &sc, &err),
+                     0, "%s", err.text);
+        cr_expect_eq(sc->sharing.mode, COLO_SHARE_TIMESLICE);
+        colo_scenario_free(sc);
+    }
+    const char *mig[] = {"sharing={ mode = \"mig\"; instances = ( { name = \"a\"; profile = "
+                         "\"MIG 4g.40gb\"; }, { name = \"b\"; profile = \"9\"; } ); }",
+                         "tenants.[0].instance=a"};
+    colo_error_clear(&err);
+    cr_assert_eq(
+        colo_scenario_load(src_path("scenarios/resnet50_service_h100.cfg"), mig, 2, &sc, &err), 0,
+        "%s", err.text);
+    cr_expect_str_eq(sc->sharing.instances[0].profile->name, "4g.40gb");
+    cr_expect_str_eq(sc->sharing.instances[1].profile->name, "3g.40gb");
+    colo_scenario_free(sc);
+    const char *order[] = {"sharing={ mode = \"mig\"; instances = ( { name = \"a\"; profile = "
+                           "\"3g.40gb\"; }, { name = \"b\"; profile = \"4g.40gb\"; } ); }",
+                           "tenants.[0].instance=a"};
+    colo_error_clear(&err);
+    cr_expect_lt(
+        colo_scenario_load(src_path("scenarios/resnet50_service_h100.cfg"), order, 2, &sc, &err),
+        0);
+    cr_expect(strstr(err.text, "list the larger instances first"), "%s", err.text);
+}
