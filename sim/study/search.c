@@ -17,11 +17,20 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Whether every tenant with an SLO meets the goal at this value, over replications first ..
- * first + count - 1 (seeds first + 1, ...); rep_ok[k] (when not NULL): whether replication
- * first + k alone met it (every tenant's attainment in it at least the goal). */
-static int passes(const colo_study_t *s, char **sets, size_t n, double x, int first, int count,
-                  bool *ok, bool *rep_ok, colo_error_t *err)
+/* The requests of each tenant with an SLO over the runs so far at one value: arrived in the
+ * measured window (n) and met within the SLO (m), pooled over replications. */
+struct tally {
+    size_t nt;
+    bool any_slo;
+    double n[64], m[64];
+    int runs;
+};
+
+/* Runs replications first .. first + count - 1 (seeds first + 1, ...) at value x into *ta;
+ * rep_ok[k] (when not NULL): whether replication first + k alone met the goal (every tenant's
+ * attainment in it at least the goal: the point rule on its own requests). */
+static int run_reps(const colo_study_t *s, char **sets, size_t n, double x, int first, int count,
+                    struct tally *ta, bool *rep_ok, colo_error_t *err)
 {
     char kv[256], seed[64], num_text[64];
     if (s->search.integer)
@@ -31,10 +40,6 @@ static int passes(const colo_study_t *s, char **sets, size_t n, double x, int fi
     snprintf(kv, sizeof kv, "%s=%s", s->search.key, num_text);
     sets[n] = kv;
     sets[n + 1] = seed;
-    double sum[64] = {0}, sq[64] = {0};
-    int cnt[64] = {0}; /* replications in which tenant i had arrivals (an attainment) */
-    size_t nt = 0;
-    bool any_slo = false;
     int rc = 0;
     for (int r = first; r < first + count && !rc; r++) {
         snprintf(seed, sizeof seed, "seed=%d", r + 1);
@@ -44,41 +49,82 @@ static int passes(const colo_study_t *s, char **sets, size_t n, double x, int fi
         size_t i;
         json_t *t;
         if (rep_ok) rep_ok[r - first] = true;
+        ta->runs++;
         json_array_foreach(json_object_get(res, "tenants"), i, t)
         {
             if (i >= 64) break;
             json_t *a = json_object_get(t, "slo_attainment");
-            if (json_is_number(json_object_get(t, "slo_ms")) || json_is_number(a)) any_slo = true;
-            if (!json_is_number(a)) continue;
-            cnt[i]++;
+            if (json_is_number(json_object_get(t, "slo_ms")) || json_is_number(a))
+                ta->any_slo = true;
+            if (!json_is_number(a)) continue; /* no arrivals: nothing to meet or miss */
             double v = json_number_value(a);
-            sum[i] += v;
-            sq[i] += v * v;
+            double arrived = (double)json_integer_value(json_object_get(t, "arrived"));
+            ta->n[i] += arrived;
+            ta->m[i] += round(v * arrived);
             if (rep_ok && v < s->search.attainment - 1e-12) rep_ok[r - first] = false;
-            if (i + 1 > nt) nt = i + 1;
+            if (i + 1 > ta->nt) ta->nt = i + 1;
         }
         json_decref(res);
     }
     sets[n] = sets[n + 1] = NULL;
-    if (rc) return rc;
-    if (!any_slo)
-        return colo_error_set(
+    if (!rc && !ta->any_slo)
+        rc = colo_error_set(
             err, COLO_EINVAL, s->scenario, 0, NULL,
             "no tenant has an SLO (slo_ms, or an LLM tenant's slo_ttft_ms or slo_tpot_ms): "
             "search has nothing to meet");
-    /* A replication in which a tenant had no arrivals has no attainment (null: no request to
-     * meet or miss): the mean and its confidence bound are over the replications that have one. */
-    *ok = true;
-    for (size_t i = 0; i < nt; i++) {
-        if (!cnt[i]) continue;
-        double k = cnt[i];
-        double mean = sum[i] / k;
-        double var = k > 1 ? (sq[i] - k * mean * mean) / (k - 1) : 0;
-        double t = k > 1 ? gsl_cdf_tdist_Pinv(s->search.confidence, k - 1) : 0;
-        double lower = mean - t * sqrt(var > 0 ? var : 0) / sqrt(k);
-        if (lower < s->search.attainment - 1e-12) *ok = false;
+    return rc;
+}
+
+/* Wilson's score interval for m of n at one-sided confidence (z): its lower and upper ends. */
+static void wilson(double m, double n, double z, double *lower, double *upper)
+{
+    double p = m / n, z2 = z * z;
+    double centre = (p + z2 / (2 * n)) / (1 + z2 / n);
+    double half = z * sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n);
+    *lower = fmax(0, centre - half);
+    *upper = fmin(1, centre + half);
+}
+
+/* What a tally says at the study's goal: the binding tenant (the lowest attainment, then the
+ * lowest bound), its
+ * requests, attainment and Wilson bounds; pass: every tenant's pooled attainment at least the
+ * goal (the rule); sure: the bounds decide it at the study's confidence (every lower bound at
+ * least the goal, or some upper bound below it). */
+struct verdict {
+    bool pass, sure;
+    double requests, attainment, lower, upper;
+};
+
+static struct verdict judge(const colo_study_t *s, const struct tally *ta)
+{
+    struct verdict v = {.pass = true, .sure = true, .attainment = 1, .lower = 1, .upper = 1};
+    double z = gsl_cdf_ugaussian_Pinv(s->search.confidence), goal = s->search.attainment - 1e-12;
+    bool all_above = true, one_below = false, have = false;
+    for (size_t i = 0; i < ta->nt; i++) {
+        if (ta->n[i] <= 0) continue;
+        double lo, hi, p = ta->m[i] / ta->n[i];
+        wilson(ta->m[i], ta->n[i], z, &lo, &hi);
+        if (p < goal) v.pass = false;
+        if (lo < goal) all_above = false;
+        if (hi < goal) one_below = true;
+        if (!have || p < v.attainment || (p == v.attainment && lo < v.lower)) {
+            v.attainment = p, v.requests = ta->n[i], v.lower = lo, v.upper = hi;
+            have = true;
+        }
     }
-    return 0;
+    v.sure = all_above || one_below;
+    return v;
+}
+
+/* The point rule alone on replications first .. first + count - 1 (a replication's own
+ * capacity is found with it). */
+static int passes(const colo_study_t *s, char **sets, size_t n, double x, int first, int count,
+                  bool *ok, bool *rep_ok, colo_error_t *err)
+{
+    struct tally ta = {0};
+    int rc = run_reps(s, sets, n, x, first, count, &ta, rep_ok, err);
+    if (!rc) *ok = judge(s, &ta).pass;
+    return rc;
 }
 
 enum { MAX_PROBES = 256 };
@@ -99,9 +145,16 @@ static double between(const colo_study_t *s, double lo, double hi)
 struct probes {
     int n, reps;
     double x[MAX_PROBES];
-    bool *ok;        /* ok[j * reps + r] */
+    struct verdict v[MAX_PROBES];
+    int runs[MAX_PROBES];  /* replications it took to decide (or to give up) */
+    bool held[MAX_PROBES]; /* false: the scenario cannot be set up there */
+    bool *ok;              /* ok[j * reps + r] */
     char limit[512]; /* why the scenario cannot be set up at some value above lo, if it cannot */
 };
+
+/* A value the study's replications cannot decide at its confidence is run again with as many
+ * more seeds, up to this many times the replications in all. */
+#define LENGTHEN_MAX 4
 
 /* A value above lo at which the scenario cannot be set up (so many copies do not fit the GPU's
  * memory, or a MIG layout): nothing can run there, so it does not meet the goal. The first
@@ -120,11 +173,26 @@ static int probe(const colo_study_t *s, char **sets, size_t n, struct probes *pr
                  bool *ok, colo_error_t *err)
 {
     bool *row = pr->n < MAX_PROBES ? pr->ok + (size_t)pr->n * (size_t)pr->reps : NULL;
-    int rc = passes(s, sets, n, x, 0, pr->reps, ok, row, err);
+    struct tally ta = {0};
+    int rc = run_reps(s, sets, n, x, 0, pr->reps, &ta, row, err);
+    struct verdict v = judge(s, &ta);
+    /* not decided at the study's confidence: more seeds, as many again, up to LENGTHEN_MAX x */
+    while (!rc && !v.sure && ta.runs + pr->reps <= LENGTHEN_MAX * pr->reps) {
+        rc = run_reps(s, sets, n, x, ta.runs, pr->reps, &ta, NULL, err);
+        if (!rc) v = judge(s, &ta);
+    }
+    bool held = true;
     if (rc && (rc = cannot_hold(s, x, rc, pr->limit, sizeof pr->limit, err)) == 1) {
-        rc = 0, *ok = false;
+        rc = 0, held = false;
+        v = (struct verdict){.pass = false, .sure = true};
         for (int r = 0; row && r < pr->reps; r++)
             row[r] = false;
+    }
+    if (!rc) *ok = v.pass;
+    if (!rc && row) {
+        pr->v[pr->n] = v;
+        pr->runs[pr->n] = ta.runs;
+        pr->held[pr->n] = held;
     }
     if (!rc && row) pr->x[pr->n++] = x;
     return rc;
@@ -180,8 +248,32 @@ static int rep_capacity(const colo_study_t *s, char **sets, size_t n, const stru
     return 0;
 }
 
+/* The values tried at one point, as search.json records them. NULL when out of memory. */
+static json_t *probes_json(const struct probes *pr, const colo_study_t *s)
+{
+    json_t *a = json_array();
+    for (int j = 0; a && j < pr->n; j++) {
+        const struct verdict *v = &pr->v[j];
+        const char *say = !pr->held[j] ? "cannot be set up"
+                          : v->sure    ? (v->pass ? "passes" : "fails")
+                                       : (v->pass ? "passes, undecided" : "fails, undecided");
+        json_t *o = pr->held[j]
+                        ? json_pack("{s:f,s:f,s:f,s:f,s:f,s:i,s:s}", "value", pr->x[j], "requests",
+                                    v->requests, "attainment", v->attainment, "lower", v->lower,
+                                    "upper", v->upper, "runs", pr->runs[j], "verdict", say)
+                        : json_pack("{s:f,s:s}", "value", pr->x[j], "verdict", say);
+        if (!o || json_array_append_new(a, o)) {
+            json_decref(a);
+            return NULL;
+        }
+    }
+    (void)s;
+    return a;
+}
+
 int colo_search_point(const colo_study_t *s, char **sets, size_t n, double *capacity,
-                      bool *lo_fails, bool *hi_passes, double *rep_caps, colo_error_t *err)
+                      bool *lo_fails, bool *hi_passes, double *rep_caps, json_t **probes,
+                      colo_error_t *err)
 {
     double lo = s->search.lo, hi = s->search.hi;
     bool ok;
@@ -212,6 +304,8 @@ int colo_search_point(const colo_study_t *s, char **sets, size_t n, double *capa
     if (!rc && !*lo_fails && !*hi_passes) *capacity = lo;
     for (int r = 0; !rc && rep_caps && r < pr.reps; r++)
         rc = rep_capacity(s, sets, n, &pr, r, &rep_caps[r], err);
+    if (!rc && probes && !(*probes = probes_json(&pr, s)))
+        rc = colo_error_set(err, COLO_ENOMEM, s->scenario, 0, NULL, "out of memory");
     colo_free(pr.ok);
     return rc;
 }
@@ -273,7 +367,8 @@ static json_t *search_point(const colo_study_t *s, size_t i, char **sets, size_t
     double cap = 0;
     bool lo_fails, hi_passes;
     double *reps = colo_calloc((size_t)s->search.replications, sizeof *reps);
-    int rc = reps ? colo_search_point(s, sets, n, &cap, &lo_fails, &hi_passes, reps, &err)
+    json_t *probes = NULL;
+    int rc = reps ? colo_search_point(s, sets, n, &cap, &lo_fails, &hi_passes, reps, &probes, &err)
                   : colo_error_set(&err, COLO_ENOMEM, s->scenario, 0, NULL, "out of memory");
     json_t *doc =
         json_pack("{s:I,s:o,s:o}", "point", (json_int_t)i, "values", colo_study_values_json(s, i),
@@ -290,6 +385,7 @@ static json_t *search_point(const colo_study_t *s, size_t i, char **sets, size_t
         return doc;
     }
     json_object_set_new(doc, "capacity", json_real(cap));
+    json_object_set_new(doc, "probes", probes);
     double rps = offered_at(s, sets, n, cap);
     if (rps >= 0) json_object_set_new(doc, "capacity_rps", json_real(rps));
     json_object_set_new(doc, "replications", reps_json(s, reps));
@@ -312,11 +408,16 @@ int colo_search_run(const colo_study_t *s, const colo_sweep_opts_t *o, colo_erro
     if (rc == 1) return 0; /* another process gathers the results */
     if (!rc) {
         json_object_set_new(doc, "search",
-                            json_pack("{s:s,s:f,s:f,s:f,s:i,s:f,s:f}", "key", s->search.key, "lo",
-                                      s->search.lo, "hi", s->search.hi, "tolerance",
+                            json_pack("{s:s,s:f,s:f,s:f,s:i,s:f,s:f,s:s}", "key", s->search.key,
+                                      "lo", s->search.lo, "hi", s->search.hi, "tolerance",
                                       s->search.tolerance, "replications", s->search.replications,
                                       "confidence", s->search.confidence, "attainment",
-                                      s->search.attainment));
+                                      s->search.attainment, "rule",
+                                      "a value passes when every tenant's attainment, its "
+                                      "requests pooled over the replications, is at least the "
+                                      "goal; a value whose one-sided Wilson score bounds at the "
+                                      "confidence straddle the goal is run with more seeds, up to "
+                                      "4x the replications"));
     }
     char *jpath = colo_study_joined(dir, "search.json"),
          *cpath = colo_study_joined(dir, "search.csv");
@@ -364,11 +465,13 @@ int colo_search_run(const colo_study_t *s, const colo_sweep_opts_t *o, colo_erro
         rc = colo_atomic_commit(&af, err);
     }
     if (!rc && !o->quiet) {
-        printf("highest %s at which every tenant meets its SLO for >= %.4g of requests (%d "
-               "replications, %.0f %% lower confidence bound); each replication's own capacity, "
-               "their mean and its %.0f %% confidence interval\n\n",
+        printf("highest %s at which every tenant meets its SLO for >= %.4g of its requests, "
+               "pooled over %d replications (up to %d where %.0f %% Wilson bounds cannot decide); "
+               "each replication's own capacity by the same rule, their mean and its %.0f %% "
+               "confidence interval\n\n",
                s->search.key, s->search.attainment, s->search.replications,
-               100 * s->search.confidence, 100 * s->search.confidence);
+               LENGTHEN_MAX * s->search.replications, 100 * s->search.confidence,
+               100 * s->search.confidence);
         for (size_t a = 0; a < s->n_axes; a++)
             printf("%-16.16s ", s->axes[a].key);
         printf("%12s %10s  %s\n", "capacity", "req/s", "replications' own: mean [CI]");

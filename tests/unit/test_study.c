@@ -188,8 +188,9 @@ Test(study, search_finds_the_capacity_by_hand_and_is_monotone_in_the_slo, .timeo
         colo_error_clear(&err);
         double reps[16] = {0};
         cr_assert_leq(s->search.replications, 16);
-        cr_assert_eq(colo_search_point(s, sets, n, &cap[i], &lo_fails, &hi_passes, reps, &err), 0,
-                     "%s", err.text);
+        cr_assert_eq(
+            colo_search_point(s, sets, n, &cap[i], &lo_fails, &hi_passes, reps, NULL, &err), 0,
+            "%s", err.text);
         cr_assert(!lo_fails && !hi_passes, "point %zu not bracketed", i);
         /* constant arrivals: every seed sees the same run, so each replication's own bisection
          * finds the same capacity, within the tolerance */
@@ -220,8 +221,8 @@ Test(study, replications_without_arrivals_do_not_fail_a_search, .timeout = 120)
     double cap;
     colo_error_t err;
     colo_error_clear(&err);
-    cr_assert_eq(colo_search_point(s, sets, n, &cap, &lo_fails, &hi_passes, NULL, &err), 0, "%s",
-                 err.text);
+    cr_assert_eq(colo_search_point(s, sets, n, &cap, &lo_fails, &hi_passes, NULL, NULL, &err), 0,
+                 "%s", err.text);
     cr_assert(!lo_fails, "every request that arrives meets the SLO");
     cr_assert(hi_passes);
     colo_study_point_free(sets, n);
@@ -342,5 +343,44 @@ Test(study, a_search_over_copies_finds_the_largest_count_that_fits, .timeout = 1
     cr_expect_eq(json_number_value(json_object_get(pt, "capacity_rps")), 800.0);
     cr_expect_str_eq(json_string_value(json_object_get(pt, "bracket")), "found");
     json_decref(doc);
+    colo_study_free(s);
+}
+
+/* One rule for the headline and the replications (issue 41): the headline is where the
+ * attainment pooled over the replications meets the goal, each replication's own capacity
+ * where its own does, so the headline lies among them; every value tried is recorded with its
+ * requests and Wilson bounds. */
+Test(study, the_headline_capacity_lies_among_the_replications_own, .timeout = 120)
+{
+    colo_study_t *s = load("tests/fixtures/study_llm_agree.cfg");
+    char **sets;
+    size_t n;
+    cr_assert_eq(colo_study_point(s, 0, &sets, &n), 0);
+    double cap, reps[2];
+    bool lo_fails, hi_passes;
+    json_t *probes = NULL;
+    colo_error_t err;
+    colo_error_clear(&err);
+    cr_assert_eq(colo_search_point(s, sets, n, &cap, &lo_fails, &hi_passes, reps, &probes, &err), 0,
+                 "%s", err.text);
+    cr_assert(!lo_fails && !hi_passes);
+    cr_expect_geq(cap, fmin(reps[0], reps[1]) * (1 - 1e-9), "headline %g, replications %g and %g",
+                  cap, reps[0], reps[1]);
+    cr_expect_leq(cap, fmax(reps[0], reps[1]) * (1 + 1e-9), "headline %g, replications %g and %g",
+                  cap, reps[0], reps[1]);
+    cr_assert_gt(json_array_size(probes), 3);
+    size_t i;
+    json_t *p;
+    json_array_foreach(probes, i, p)
+    {
+        double a = json_number_value(json_object_get(p, "attainment"));
+        double lo = json_number_value(json_object_get(p, "lower"));
+        double hi = json_number_value(json_object_get(p, "upper"));
+        cr_expect(lo <= a + 1e-12 && a <= hi + 1e-12, "probe %zu: %g not in [%g, %g]", i, a, lo,
+                  hi);
+        cr_expect_geq(json_integer_value(json_object_get(p, "runs")), 2);
+    }
+    json_decref(probes);
+    colo_study_point_free(sets, n);
     colo_study_free(s);
 }
