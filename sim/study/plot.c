@@ -662,8 +662,10 @@ int colo_plot_search(json_t *search, const char *base, colo_error_t *err)
              "Capacity: the highest %s meeting every SLO for %.4g %% of "
              "requests",
              key_name(key, false), 100 * colo_plot_num(head, "attainment"));
-    snprintf(lead, sizeof lead, "%.4g %% lower confidence bound over %lld replication%s",
-             100 * colo_plot_num(head, "confidence"),
+    /* files written before the pooled rule (issue 41) have no rule: theirs was a lower bound */
+    bool pooled = json_is_string(json_object_get(head, "rule"));
+    snprintf(lead, sizeof lead, "%s %lld replication%s",
+             pooled ? "requests pooled over" : "lower confidence bound over",
              json_integer_value(json_object_get(head, "replications")),
              json_integer_value(json_object_get(head, "replications")) == 1 ? "" : "s");
     colo_plot_runs_words(NULL, json_string_value(json_object_get(search, "scenario")),
