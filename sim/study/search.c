@@ -93,6 +93,7 @@ static void wilson(double m, double n, double z, double *lower, double *upper)
 struct verdict {
     bool pass, sure;
     double requests, attainment, lower, upper;
+    double needed; /* requests at this attainment that would decide it (0: these do; -1: none) */
 };
 
 static struct verdict judge(const colo_study_t *s, const struct tally *ta)
@@ -113,6 +114,17 @@ static struct verdict judge(const colo_study_t *s, const struct tally *ta)
         }
     }
     v.sure = all_above || one_below;
+    /* the requests that would decide the binding tenant at this attainment (doubling) */
+    v.needed = v.sure ? 0 : -1;
+    for (double k = 2 * v.requests;
+         !v.sure && have && v.attainment != s->search.attainment && k > 0 && k <= 1e12; k *= 2) {
+        double lo, hi;
+        wilson(v.attainment * k, k, z, &lo, &hi);
+        if (lo >= goal || hi < goal) {
+            v.needed = k;
+            break;
+        }
+    }
     return v;
 }
 
@@ -152,10 +164,6 @@ struct probes {
     char limit[512]; /* why the scenario cannot be set up at some value above lo, if it cannot */
 };
 
-/* A value the study's replications cannot decide at its confidence is run again with as many
- * more seeds, up to this many times the replications in all. */
-#define LENGTHEN_MAX 4
-
 /* A value above lo at which the scenario cannot be set up (so many copies do not fit the GPU's
  * memory, or a MIG layout): nothing can run there, so it does not meet the goal. The first
  * such reason is kept (limit). Other errors stay errors. */
@@ -176,11 +184,6 @@ static int probe(const colo_study_t *s, char **sets, size_t n, struct probes *pr
     struct tally ta = {0};
     int rc = run_reps(s, sets, n, x, 0, pr->reps, &ta, row, err);
     struct verdict v = judge(s, &ta);
-    /* not decided at the study's confidence: more seeds, as many again, up to LENGTHEN_MAX x */
-    while (!rc && !v.sure && ta.runs + pr->reps <= LENGTHEN_MAX * pr->reps) {
-        rc = run_reps(s, sets, n, x, ta.runs, pr->reps, &ta, NULL, err);
-        if (!rc) v = judge(s, &ta);
-    }
     bool held = true;
     if (rc && (rc = cannot_hold(s, x, rc, pr->limit, sizeof pr->limit, err)) == 1) {
         rc = 0, held = false;
@@ -262,6 +265,9 @@ static json_t *probes_json(const struct probes *pr, const colo_study_t *s)
                                     v->requests, "attainment", v->attainment, "lower", v->lower,
                                     "upper", v->upper, "runs", pr->runs[j], "verdict", say)
                         : json_pack("{s:f,s:s}", "value", pr->x[j], "verdict", say);
+        if (o && pr->held[j] && !v->sure)
+            json_object_set_new(o, "requests_to_decide",
+                                v->needed > 0 ? json_real(v->needed) : json_null());
         if (!o || json_array_append_new(a, o)) {
             json_decref(a);
             return NULL;
@@ -360,6 +366,24 @@ static double offered_at(const colo_study_t *s, char **sets, size_t n, double x)
     return rps;
 }
 
+/* Whether the probes that fix the capacity (the value it passed at, the lowest above that it
+ * failed at) were decided by their requests at the study's confidence. */
+static bool decided(json_t *probes, double cap)
+{
+    size_t j;
+    json_t *p;
+    double above = INFINITY;
+    bool at = true, next = true;
+    json_array_foreach(probes, j, p)
+    {
+        double x = json_number_value(json_object_get(p, "value"));
+        bool sure = !strstr(json_string_value(json_object_get(p, "verdict")), "undecided");
+        if (x == cap) at = sure;
+        if (x > cap && x < above) above = x, next = sure;
+    }
+    return at && next;
+}
+
 static json_t *search_point(const colo_study_t *s, size_t i, char **sets, size_t n)
 {
     colo_error_t err;
@@ -385,6 +409,7 @@ static json_t *search_point(const colo_study_t *s, size_t i, char **sets, size_t
         return doc;
     }
     json_object_set_new(doc, "capacity", json_real(cap));
+    json_object_set_new(doc, "decided", json_boolean(decided(probes, cap)));
     json_object_set_new(doc, "probes", probes);
     double rps = offered_at(s, sets, n, cap);
     if (rps >= 0) json_object_set_new(doc, "capacity_rps", json_real(rps));
@@ -415,9 +440,8 @@ int colo_search_run(const colo_study_t *s, const colo_sweep_opts_t *o, colo_erro
                                       s->search.attainment, "rule",
                                       "a value passes when every tenant's attainment, its "
                                       "requests pooled over the replications, is at least the "
-                                      "goal; a value whose one-sided Wilson score bounds at the "
-                                      "confidence straddle the goal is run with more seeds, up to "
-                                      "4x the replications"));
+                                      "goal; each value's one-sided Wilson score bounds at the "
+                                      "confidence say whether its requests decide it"));
     }
     char *jpath = colo_study_joined(dir, "search.json"),
          *cpath = colo_study_joined(dir, "search.csv");
@@ -466,15 +490,14 @@ int colo_search_run(const colo_study_t *s, const colo_sweep_opts_t *o, colo_erro
     }
     if (!rc && !o->quiet) {
         printf("highest %s at which every tenant meets its SLO for >= %.4g of its requests, "
-               "pooled over %d replications (up to %d where %.0f %% Wilson bounds cannot decide); "
-               "each replication's own capacity by the same rule, their mean and its %.0f %% "
-               "confidence interval\n\n",
+               "pooled over %d replications; each replication's own capacity by the same rule, "
+               "their mean and its %.0f %% confidence interval; a capacity whose %.0f %% Wilson "
+               "bounds cannot tell it from its neighbour is marked\n\n",
                s->search.key, s->search.attainment, s->search.replications,
-               LENGTHEN_MAX * s->search.replications, 100 * s->search.confidence,
-               100 * s->search.confidence);
+               100 * s->search.confidence, 100 * s->search.confidence);
         for (size_t a = 0; a < s->n_axes; a++)
             printf("%-16.16s ", s->axes[a].key);
-        printf("%12s %10s  %s\n", "capacity", "req/s", "replications' own: mean [CI]");
+        printf("%12s  %10s  %s\n", "capacity", "req/s", "replications' own: mean [CI]");
         size_t i;
         json_t *p;
         json_array_foreach(points, i, p)
@@ -484,7 +507,7 @@ int colo_search_run(const colo_study_t *s, const colo_sweep_opts_t *o, colo_erro
             json_t *e = json_object_get(p, "error");
             const char *br = json_string_value(json_object_get(p, "bracket"));
             if (e)
-                printf("%12s %10s  %s\n", "-", "-", json_string_value(e));
+                printf("%12s  %10s  %s\n", "-", "-", json_string_value(e));
             else {
                 json_t *rp = json_object_get(p, "replications"), *ci = json_object_get(rp, "ci");
                 char own[96] = "";
@@ -495,12 +518,21 @@ int colo_search_run(const colo_study_t *s, const colo_sweep_opts_t *o, colo_erro
                 char rps[32] = "-";
                 if (json_is_number(json_object_get(p, "capacity_rps")))
                     snprintf(rps, sizeof rps, "%.4g", colo_study_num(p, "capacity_rps"));
-                printf("%12.4g %10s%s%s\n", colo_study_num(p, "capacity"), rps, own,
+                bool sure = json_is_true(json_object_get(p, "decided"));
+                printf("%12.4g%s %10s%s%s\n", colo_study_num(p, "capacity"), sure ? " " : "?", rps,
+                       own,
                        strcmp(br, "found") == 0      ? ""
                        : strcmp(br, "below lo") == 0 ? "  (fails even at lo)"
                                                      : "  (meets it at hi: raise hi)");
             }
         }
+        bool any = false;
+        json_array_foreach(points, i, p) any |= json_is_false(json_object_get(p, "decided"));
+        if (any)
+            printf("\n?: the runs at the capacity or just above it have too few requests to tell "
+                   "them apart at %.0f %% (search.json: probes, requests_to_decide): more "
+                   "replications or longer runs\n",
+                   100 * s->search.confidence);
         printf("\nwritten to %s and %s\n", jpath, cpath);
     }
     colo_free(jpath);
