@@ -123,12 +123,22 @@ static const struct {
                    {"cluster.policy", "best_fit", "best fit"},
                    {"cluster.policy", "interference_aware", "interference-aware"}};
 
+/* Whether key is a tenant's key ending in leaf ("tenants.[0].copies", "tenants.bert.copies"). */
+static bool tenant_key(const char *key, const char *leaf)
+{
+    size_t k = strlen(key), l = strlen(leaf);
+    return strncmp(key, "tenants.", 8) == 0 && k > l + 1 && key[k - l - 1] == '.' &&
+           strcmp(key + k - l, leaf) == 0;
+}
+
 /* A study key in words (axis: the axis label); an unknown key is itself. */
 static const char *key_name(const char *key, bool axis)
 {
     for (size_t i = 0; key && i < sizeof key_words / sizeof *key_words; i++)
         if (strcmp(key, key_words[i].key) == 0)
             return axis && key_words[i].axis ? key_words[i].axis : key_words[i].name;
+    if (key && tenant_key(key, "copies")) return axis ? "copies of the service" : "copies";
+    if (key && tenant_key(key, "active_thread_percentage")) return "MPS thread cap";
     return key ? key : "value";
 }
 
@@ -154,6 +164,11 @@ const char *colo_plot_value_name(const char *key, const char *value, char *buf, 
     snprintf(buf, n, "%s", value ? value : "");
     if (!key || !value) return buf;
     if (strcmp(key, "gpu") == 0) gpu_words(value, buf, n);
+    if (tenant_key(key, "active_thread_percentage"))
+        snprintf(buf, n, "%s",
+                 strcmp(value, "100") == 0 ? "MPS threads uncapped" : "MPS threads capped");
+    if (tenant_key(key, "active_thread_percentage") && strcmp(value, "100") != 0)
+        snprintf(buf, n, "threads capped at %s %%", value);
     for (size_t i = 0; i < sizeof value_words / sizeof *value_words; i++)
         if (strcmp(key, value_words[i].key) == 0 && strcmp(value, value_words[i].value) == 0)
             snprintf(buf, n, "%s", value_words[i].words);
@@ -538,8 +553,7 @@ int colo_plot_sweep(json_t *sweep, const char *x, const char *by, const char *y,
         fputs(goal ? ", NaN with lines ls 91 title '99 % of requests within SLO'"
                    : ", NaN with lines ls 91 title 'SLO (each service''s)'",
               f);
-    if (any_over)
-        fputs(", NaN with points ls 90 title 'overloaded (its queue grew)'", f);
+    if (any_over) fputs(", NaN with points ls 90 title 'overloaded (its queue grew)'", f);
     fputs("\nunset multiplot\n", f);
     json_decref(groups);
     colo_free(pts);
@@ -612,8 +626,11 @@ int colo_plot_search(json_t *search, const char *base, colo_error_t *err)
         else if (br && strcmp(br, "below lo") == 0)
             snprintf(text, sizeof text, "< %g", cap);
         else if (br && strcmp(br, "at or above hi") == 0)
-            snprintf(text, sizeof text, "\xe2\x89\xa5 %g", cap); /* >= */
-        else {
+            snprintf(text, sizeof text, "\xe2\x89\xa5 %g", cap);   /* >= */
+        else if (json_is_true(json_object_get(head, "integer"))) { /* a count: exact to 1 */
+            up = cap + 1;
+            snprintf(text, sizeof text, "%.0f", cap);
+        } else {
             up = cap * (1 + tol); /* passes at cap, fails at most tolerance x cap above */
             snprintf(text, sizeof text, "%#.3g", cap);
         }
@@ -658,9 +675,8 @@ int colo_plot_search(json_t *search, const char *base, colo_error_t *err)
         colo_plot_gp_string(f, key_name(json_string_value(json_array_get(axes, 0)), true)),
             fputc('\n', f);
     char title[256], desc[1024], facts[1024], lead[160];
-    snprintf(title, sizeof title,
-             "Capacity: the highest %s meeting every SLO for %.4g %% of "
-             "requests",
+    snprintf(title, sizeof title, "Capacity: the %s %s meeting every SLO for %.4g %% of requests",
+             json_is_true(json_object_get(head, "integer")) ? "most" : "highest",
              key_name(key, false), 100 * colo_plot_num(head, "attainment"));
     /* files written before the pooled rule (issue 41) have no rule: theirs was a lower bound */
     bool pooled = json_is_string(json_object_get(head, "rule"));
@@ -684,8 +700,7 @@ int colo_plot_search(json_t *search, const char *base, colo_error_t *err)
     }
     char whisker[96];
     snprintf(whisker, sizeof whisker,
-             all_ci ? "replications' capacities, %.4g %% CI"
-                    : "bisection bracket (+%.3g %%)",
+             all_ci ? "replications' capacities, %.4g %% CI" : "bisection bracket (+%.3g %%)",
              100 * (all_ci ? colo_plot_num(head, "confidence") : tol));
     fputs(", $b using (bar($1,$6)):3:(0):($4-$3) with vectors heads size screen 0.008,90 lc rgb "
           "'black' lw 1.2 title ",

@@ -442,6 +442,8 @@ int colo_search_run(const colo_study_t *s, const colo_sweep_opts_t *o, colo_erro
                                       "requests pooled over the replications, is at least the "
                                       "goal; each value's one-sided Wilson score bounds at the "
                                       "confidence say whether its requests decide it"));
+        json_object_set_new(json_object_get(doc, "search"), "integer",
+                            json_boolean(s->search.integer));
     }
     char *jpath = colo_study_joined(dir, "search.json"),
          *cpath = colo_study_joined(dir, "search.csv");
