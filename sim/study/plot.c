@@ -680,8 +680,11 @@ int colo_plot_search(json_t *search, const char *base, colo_error_t *err)
              key_name(key, false), 100 * colo_plot_num(head, "attainment"));
     /* files written before the pooled rule (issue 41) have no rule: theirs was a lower bound */
     bool pooled = json_is_string(json_object_get(head, "rule"));
-    snprintf(lead, sizeof lead, "%s %lld replication%s",
-             pooled ? "requests pooled over" : "lower confidence bound over",
+    char how[64] = "requests pooled over";
+    if (!pooled)
+        snprintf(how, sizeof how, "%.4g %% lower confidence bound over",
+                 100 * colo_plot_num(head, "confidence"));
+    snprintf(lead, sizeof lead, "%s %lld replication%s", how,
              json_integer_value(json_object_get(head, "replications")),
              json_integer_value(json_object_get(head, "replications")) == 1 ? "" : "s");
     colo_plot_runs_words(NULL, json_string_value(json_object_get(search, "scenario")),

@@ -17,6 +17,16 @@
 #include <stdio.h>
 #include <string.h>
 
+void colo_study_search_kv(const colo_study_t *s, double x, char *buf, size_t n)
+{
+    char num[64];
+    if (s->search.integer)
+        snprintf(num, sizeof num, "%.0f", x);
+    else
+        colo_study_float_text(num, sizeof num, 9, x);
+    snprintf(buf, n, "%s=%s", s->search.key, num);
+}
+
 /* The requests of each tenant with an SLO over the runs so far at one value: arrived in the
  * measured window (n) and met within the SLO (m), pooled over replications. */
 struct tally {
@@ -32,12 +42,8 @@ struct tally {
 static int run_reps(const colo_study_t *s, char **sets, size_t n, double x, int first, int count,
                     struct tally *ta, bool *rep_ok, colo_error_t *err)
 {
-    char kv[256], seed[64], num_text[64];
-    if (s->search.integer)
-        snprintf(num_text, sizeof num_text, "%.0f", x);
-    else
-        colo_study_float_text(num_text, sizeof num_text, 9, x);
-    snprintf(kv, sizeof kv, "%s=%s", s->search.key, num_text);
+    char kv[320], seed[64];
+    colo_study_search_kv(s, x, kv, sizeof kv);
     sets[n] = kv;
     sets[n + 1] = seed;
     int rc = 0;
@@ -344,12 +350,8 @@ static json_t *reps_json(const colo_study_t *s, const double *c)
  * 0), or -1 when it cannot be told (a cluster, or the scenario does not load). */
 static double offered_at(const colo_study_t *s, char **sets, size_t n, double x)
 {
-    char kv[256], num[64];
-    if (s->search.integer)
-        snprintf(num, sizeof num, "%.0f", x);
-    else
-        colo_study_float_text(num, sizeof num, 9, x);
-    snprintf(kv, sizeof kv, "%s=%s", s->search.key, num);
+    char kv[320];
+    colo_study_search_kv(s, x, kv, sizeof kv);
     sets[n] = kv;
     colo_error_t err;
     colo_error_clear(&err);

@@ -127,15 +127,9 @@ int colo_study_check(const colo_study_t *s, bool with_search, colo_error_t *err)
     size_t np = colo_study_n_points(s);
     colo_error_t first;
     colo_error_clear(&first);
-    char lo[64], kv[320];
+    char kv[320];
     with_search = with_search && s->search.given;
-    if (with_search) {
-        if (s->search.integer)
-            snprintf(lo, sizeof lo, "%.0f", s->search.lo);
-        else
-            colo_study_float_text(lo, sizeof lo, 9, s->search.lo);
-        snprintf(kv, sizeof kv, "%s=%s", s->search.key, lo);
-    }
+    if (with_search) colo_study_search_kv(s, s->search.lo, kv, sizeof kv);
     for (size_t i = 0; i < np; i++) {
         char **sets;
         size_t n;

@@ -26,6 +26,10 @@ int colo_study_simulate(const colo_study_t *s, char **sets, size_t n, json_t **r
  * would undo the earlier at every point. Blamed on the later, at its line. */
 int colo_study_one_key_each(const colo_study_t *s, colo_error_t *err);
 
+/* The search's "key=value" override at x (a count as a whole number, else as --set takes a
+ * number), into buf. */
+void colo_study_search_kv(const colo_study_t *s, double x, char *buf, size_t n);
+
 /* The n strings as a new JSON array (copied), or NULL when out of memory. */
 json_t *colo_study_string_array(char **v, size_t n);
 
