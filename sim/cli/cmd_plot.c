@@ -24,6 +24,8 @@ static const char usage_plot[] =
     "          percentiles are of the requests that finished). Defaults from the study's plot\n"
     "          section. BASE: DIR/sweep_METRIC\n"
     "          For a sweep of a cluster scenario, METRIC gpus: the GPUs each point needs.\n"
+    "          LLM tenants: ttft_p50|p90|p99|mean and tpot_p50|p90|p99|mean (with their\n"
+    "          slo_ttft_ms / slo_tpot_ms), tokens_per_s (output tokens).\n"
     "  search  capacity per point as bars grouped by GPU (else by the first axis), each with\n"
     "          its value and the confidence interval of the replications' own capacities\n"
     "          (older files: the bisection's bracket). BASE: DIR/search\n"

@@ -291,7 +291,16 @@ static int metric(json_t *t, const char *y, double *v)
         *v = (double)json_integer_value(c);
     } else if (strcmp(y, "throughput") == 0)
         *v = colo_plot_num(t, "throughput_rps");
-    else if (strcmp(y, "slo_attainment") == 0) {
+    else if (strcmp(y, "tokens_per_s") == 0) { /* an LLM tenant's output tokens */
+        json_t *r = json_object_get(json_object_get(t, "llm"), "output_tokens_per_s");
+        if (!json_is_number(r)) return -1;
+        *v = json_number_value(r);
+    } else if (strncmp(y, "ttft_", 5) == 0 || strncmp(y, "tpot_", 5) == 0) {
+        json_t *m = json_object_get(
+            json_object_get(json_object_get(t, "llm"), y[1] == 't' ? "ttft_ms" : "tpot_ms"), y + 5);
+        if (!json_is_number(m)) return -1; /* not an LLM tenant */
+        *v = json_number_value(m);
+    } else if (strcmp(y, "slo_attainment") == 0) {
         json_t *a = json_object_get(t, "slo_attainment");
         if (!json_is_number(a)) return -1;
         *v = 100 * json_number_value(a);
@@ -326,9 +335,27 @@ static bool overloaded(json_t *t, json_t *sc, bool whole)
     return s > 0;
 }
 
+/* The SLO a tenant's metric y is held to (0: none): slo_ms for latencies, an LLM tenant's
+ * slo_ttft_ms or slo_tpot_ms for its TTFT or TPOT. */
+static double slo_of(json_t *t, const char *y)
+{
+    if (strncmp(y, "ttft_", 5) == 0 || strncmp(y, "tpot_", 5) == 0)
+        return colo_plot_num(json_object_get(t, "llm"),
+                             y[1] == 't' ? "slo_ttft_ms" : "slo_tpot_ms");
+    return colo_plot_num(t, "slo_ms");
+}
+
 static const char *y_label(const char *y)
 {
     if (strcmp(y, "throughput") == 0) return "throughput (requests/s)";
+    if (strcmp(y, "tokens_per_s") == 0) return "output tokens/s";
+    static char llm[64];
+    if (strncmp(y, "ttft_", 5) == 0 || strncmp(y, "tpot_", 5) == 0) {
+        snprintf(llm, sizeof llm, "%s %s (ms)",
+                 y[1] == 't' ? "time to first token" : "time per output token",
+                 strcmp(y + 5, "p999") == 0 ? "p99.9" : y + 5);
+        return llm;
+    }
     if (strcmp(y, "gpus") == 0) return "GPUs used";
     if (strcmp(y, "slo_attainment") == 0) return "requests within SLO (%)";
     if (strcmp(y, "mean") == 0) return "mean latency (ms)";
@@ -341,7 +368,7 @@ static const char *y_label(const char *y)
 static bool is_latency(const char *y)
 {
     return strcmp(y, "throughput") != 0 && strcmp(y, "slo_attainment") != 0 &&
-           strcmp(y, "gpus") != 0;
+           strcmp(y, "gpus") != 0 && strcmp(y, "tokens_per_s") != 0;
 }
 
 struct xy {
@@ -408,15 +435,33 @@ static size_t panel_data(FILE *f, json_t *points, json_t *groups, size_t t, cons
 int colo_plot_sweep(json_t *sweep, const char *x, const char *by, const char *y, const char *base,
                     colo_error_t *err)
 {
-    static const char *const ys[] = {
-        "p50", "p90", "p99", "p999", "mean", "throughput", "slo_attainment", "gpus", NULL};
+    static const char *const ys[] = {"p50",
+                                     "p90",
+                                     "p99",
+                                     "p999",
+                                     "mean",
+                                     "throughput",
+                                     "slo_attainment",
+                                     "gpus",
+                                     "ttft_p50",
+                                     "ttft_p90",
+                                     "ttft_p99",
+                                     "ttft_mean",
+                                     "tpot_p50",
+                                     "tpot_p90",
+                                     "tpot_p99",
+                                     "tpot_mean",
+                                     "tokens_per_s",
+                                     NULL};
     bool known = false;
     for (size_t k = 0; ys[k]; k++)
         known |= strcmp(ys[k], y) == 0;
     if (!known)
         return colo_error_set(err, COLO_EINVAL, "--y", 0, NULL,
-                              "'%s': use p50, p90, p99, p999, mean, throughput, slo_attainment "
-                              "or gpus (a cluster's)",
+                              "'%s': use p50, p90, p99, p999, mean, throughput, slo_attainment, "
+                              "gpus (a cluster's), or an LLM tenant's ttft_p50, ttft_p90, "
+                              "ttft_p99, ttft_mean, tpot_p50, tpot_p90, tpot_p99, tpot_mean or "
+                              "tokens_per_s",
                               y);
     bool whole = strcmp(y, "gpus") == 0; /* one panel: the whole cluster */
     json_t *points = json_object_get(sweep, "points");
@@ -462,7 +507,7 @@ int colo_plot_sweep(json_t *sweep, const char *x, const char *by, const char *y,
             rc = colo_error_set(err, COLO_EINVAL, "--x", 0, NULL,
                                 "no numeric values of '%s' with results to plot", x);
         any_over |= nover[t] > 0;
-        double slo = whole ? 0 : colo_plot_num(json_array_get(first, t), "slo_ms");
+        double slo = whole ? 0 : slo_of(json_array_get(first, t), y);
         if (is_latency(y) && slo > 0) {
             any_slo = true;
             range[0] = fmin(range[0], slo), range[1] = fmax(range[1], slo);
@@ -519,7 +564,7 @@ int colo_plot_sweep(json_t *sweep, const char *x, const char *by, const char *y,
                 (double)((rows - 1 - r) * ph + FOOT_PX) / h, (double)pw / w, (double)ph / h);
         json_t *tn = json_array_get(first, t);
         colo_plot_gp_string(f, whole ? "" : json_string_value(json_object_get(tn, "name")));
-        double slo = goal ? 99 : whole || !is_latency(y) ? 0 : colo_plot_num(tn, "slo_ms");
+        double slo = goal ? 99 : whole || !is_latency(y) ? 0 : slo_of(tn, y);
         if (slo > 0) /* named in the right margin, clear of the data */
             fprintf(f,
                     "\nset label 1 \"%s\\n%.4g %s\" at graph 1, first %.9g left offset 0.8,0 "

@@ -66,6 +66,21 @@ has "$s" 'set label 1 "SLO\n15 ms"'
 has "$s" 'set style line 1 lc rgb '"'"'#0072B2'"'"' dt 1 lw 3.20 pt 7'
 has "$s" 'set style line 2 lc rgb '"'"'#D55E00'"'"' dt (14,6) lw 2.60 pt 5'
 
+# 1b. LLM tenants (issue 41): TTFT p99 against load with each service's slo_ttft_ms as its SLO
+# line, and output tokens/s with none (two Llama-3-8B services, 10 s runs, trimmed).
+"$colosim" plot sweep $fx/llm_sweep.json --x load_scale --by sharing.mode --y ttft_p99 \
+    -o "$out/ttft" > /dev/null
+has "$out/ttft.svg.gp" 'set label 901 "Time to first token p99 against load, by sharing mechanism"'
+has "$out/ttft.svg.gp" '500 with lines ls 91'
+has "$out/ttft.svg.gp" 'set label 1 "SLO\n500 ms"'
+"$colosim" plot sweep $fx/llm_sweep.json --x load_scale --by sharing.mode --y tpot_p99 \
+    -o "$out/tpot" > /dev/null
+has "$out/tpot.svg.gp" '50 with lines ls 91'
+"$colosim" plot sweep $fx/llm_sweep.json --x load_scale --by sharing.mode --y tokens_per_s \
+    -o "$out/tokens" > /dev/null
+has "$out/tokens.svg.gp" 'output tokens/s'
+hasnt "$out/tokens.svg.gp" 'with lines ls 91 notitle'
+
 # 2. The same sweep's SLO attainment: the 99 % goal line, one linear range for both panels.
 "$colosim" plot sweep $fx/sweep.json --y slo_attainment -o "$out/attain" > /dev/null
 a=$out/attain.svg.gp
