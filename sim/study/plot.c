@@ -164,10 +164,9 @@ const char *colo_plot_value_name(const char *key, const char *value, char *buf, 
     snprintf(buf, n, "%s", value ? value : "");
     if (!key || !value) return buf;
     if (strcmp(key, "gpu") == 0) gpu_words(value, buf, n);
-    if (tenant_key(key, "active_thread_percentage"))
-        snprintf(buf, n, "%s",
-                 strcmp(value, "100") == 0 ? "MPS threads uncapped" : "MPS threads capped");
-    if (tenant_key(key, "active_thread_percentage") && strcmp(value, "100") != 0)
+    if (tenant_key(key, "active_thread_percentage") && strcmp(value, "100") == 0)
+        snprintf(buf, n, "MPS threads uncapped");
+    else if (tenant_key(key, "active_thread_percentage"))
         snprintf(buf, n, "threads capped at %s %%", value);
     for (size_t i = 0; i < sizeof value_words / sizeof *value_words; i++)
         if (strcmp(key, value_words[i].key) == 0 && strcmp(value, value_words[i].value) == 0)

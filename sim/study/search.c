@@ -1,5 +1,6 @@
 /* search.c: SLO capacity search: for each point of a study, bisection on one key, each value
- * judged over replications by a lower confidence bound on every tenant's SLO attainment. */
+ * judged on every tenant's SLO attainment, its requests pooled over the replications, with
+ * Wilson score bounds saying whether they decide it. */
 #include "study.h"
 #include "scenario.h"
 #include "cluster.h"
@@ -92,10 +93,9 @@ static void wilson(double m, double n, double z, double *lower, double *upper)
 }
 
 /* What a tally says at the study's goal: the binding tenant (the lowest attainment, then the
- * lowest bound), its
- * requests, attainment and Wilson bounds; pass: every tenant's pooled attainment at least the
- * goal (the rule); sure: the bounds decide it at the study's confidence (every lower bound at
- * least the goal, or some upper bound below it). */
+ * lowest bound), its requests, attainment and Wilson bounds; pass: every tenant's pooled attainment
+ * at least the goal (the rule); sure: the bounds decide it at the study's confidence (every lower
+ * bound at least the goal, or some upper bound below it). */
 struct verdict {
     bool pass, sure;
     double requests, attainment, lower, upper;
@@ -134,14 +134,26 @@ static struct verdict judge(const colo_study_t *s, const struct tally *ta)
     return v;
 }
 
+/* A value above lo at which the scenario cannot be set up (so many copies do not fit the GPU's
+ * memory, or a MIG layout): nothing can run there, so it does not meet the goal (1, the
+ * error cleared). Other errors stay errors (rc). */
+static int cannot_hold(const colo_study_t *s, double x, int rc, colo_error_t *err)
+{
+    if (x <= s->search.lo || (rc != COLO_EINVAL && rc != COLO_ERANGE && rc != COLO_EUNSUPPORTED))
+        return rc;
+    colo_error_clear(err);
+    return 1;
+}
+
 /* The point rule alone on replications first .. first + count - 1 (a replication's own
- * capacity is found with it). */
+ * capacity is found with it); a value that cannot be set up does not pass. */
 static int passes(const colo_study_t *s, char **sets, size_t n, double x, int first, int count,
-                  bool *ok, bool *rep_ok, colo_error_t *err)
+                  bool *ok, colo_error_t *err)
 {
     struct tally ta = {0};
-    int rc = run_reps(s, sets, n, x, first, count, &ta, rep_ok, err);
+    int rc = run_reps(s, sets, n, x, first, count, &ta, NULL, err);
     if (!rc) *ok = judge(s, &ta).pass;
+    if (rc && (rc = cannot_hold(s, x, rc, err)) == 1) rc = 0, *ok = false;
     return rc;
 }
 
@@ -164,24 +176,10 @@ struct probes {
     int n, reps;
     double x[MAX_PROBES];
     struct verdict v[MAX_PROBES];
-    int runs[MAX_PROBES];  /* replications it took to decide (or to give up) */
+    int runs[MAX_PROBES];  /* replications run there */
     bool held[MAX_PROBES]; /* false: the scenario cannot be set up there */
     bool *ok;              /* ok[j * reps + r] */
-    char limit[512]; /* why the scenario cannot be set up at some value above lo, if it cannot */
 };
-
-/* A value above lo at which the scenario cannot be set up (so many copies do not fit the GPU's
- * memory, or a MIG layout): nothing can run there, so it does not meet the goal. The first
- * such reason is kept (limit). Other errors stay errors. */
-static int cannot_hold(const colo_study_t *s, double x, int rc, char *limit, size_t n,
-                       colo_error_t *err)
-{
-    if (x <= s->search.lo || (rc != COLO_EINVAL && rc != COLO_ERANGE && rc != COLO_EUNSUPPORTED))
-        return rc;
-    if (limit && !limit[0]) colo_error_format(err, limit, n);
-    colo_error_clear(err);
-    return 1;
-}
 
 static int probe(const colo_study_t *s, char **sets, size_t n, struct probes *pr, double x,
                  bool *ok, colo_error_t *err)
@@ -191,7 +189,7 @@ static int probe(const colo_study_t *s, char **sets, size_t n, struct probes *pr
     int rc = run_reps(s, sets, n, x, 0, pr->reps, &ta, row, err);
     struct verdict v = judge(s, &ta);
     bool held = true;
-    if (rc && (rc = cannot_hold(s, x, rc, pr->limit, sizeof pr->limit, err)) == 1) {
+    if (rc && (rc = cannot_hold(s, x, rc, err)) == 1) {
         rc = 0, held = false;
         v = (struct verdict){.pass = false, .sure = true};
         for (int r = 0; row && r < pr->reps; r++)
@@ -202,8 +200,8 @@ static int probe(const colo_study_t *s, char **sets, size_t n, struct probes *pr
         pr->v[pr->n] = v;
         pr->runs[pr->n] = ta.runs;
         pr->held[pr->n] = held;
+        pr->x[pr->n++] = x;
     }
-    if (!rc && row) pr->x[pr->n++] = x;
     return rc;
 }
 
@@ -231,10 +229,7 @@ static int rep_capacity(const colo_study_t *s, char **sets, size_t n, const stru
             *cap = s->search.hi;
             return 0;
         }
-        if ((rc = passes(s, sets, n, s->search.hi, r, 1, &ok, NULL, err)) &&
-            (rc = cannot_hold(s, s->search.hi, rc, NULL, 0, err)) != 1)
-            return rc;
-        if (rc == 1) rc = 0, ok = false;
+        if ((rc = passes(s, sets, n, s->search.hi, r, 1, &ok, err))) return rc;
         if (ok) {
             *cap = s->search.hi;
             return 0;
@@ -244,10 +239,7 @@ static int rep_capacity(const colo_study_t *s, char **sets, size_t n, const stru
     for (int step = 0; wide(s, lo, hi) && step < COLO_SEARCH_MAX_STEPS; step++) {
         double mid = between(s, lo, hi);
         if (mid <= lo || mid >= hi) break; /* neighbouring doubles: nothing between them */
-        if ((rc = passes(s, sets, n, mid, r, 1, &ok, NULL, err)) &&
-            (rc = cannot_hold(s, mid, rc, NULL, 0, err)) != 1)
-            return rc;
-        if (rc == 1) rc = 0, ok = false;
+        if ((rc = passes(s, sets, n, mid, r, 1, &ok, err))) return rc;
         if (ok)
             lo = mid;
         else
@@ -258,7 +250,7 @@ static int rep_capacity(const colo_study_t *s, char **sets, size_t n, const stru
 }
 
 /* The values tried at one point, as search.json records them. NULL when out of memory. */
-static json_t *probes_json(const struct probes *pr, const colo_study_t *s)
+static json_t *probes_json(const struct probes *pr)
 {
     json_t *a = json_array();
     for (int j = 0; a && j < pr->n; j++) {
@@ -279,7 +271,6 @@ static json_t *probes_json(const struct probes *pr, const colo_study_t *s)
             return NULL;
         }
     }
-    (void)s;
     return a;
 }
 
@@ -316,7 +307,7 @@ int colo_search_point(const colo_study_t *s, char **sets, size_t n, double *capa
     if (!rc && !*lo_fails && !*hi_passes) *capacity = lo;
     for (int r = 0; !rc && rep_caps && r < pr.reps; r++)
         rc = rep_capacity(s, sets, n, &pr, r, &rep_caps[r], err);
-    if (!rc && probes && !(*probes = probes_json(&pr, s)))
+    if (!rc && probes && !(*probes = probes_json(&pr)))
         rc = colo_error_set(err, COLO_ENOMEM, s->scenario, 0, NULL, "out of memory");
     colo_free(pr.ok);
     return rc;
