@@ -11,27 +11,34 @@
 /* A metric of a tenant: where it is in the results, how it is shown and compared. */
 struct metric {
     const char *label;
-    const char *group; /* NULL: a key of the tenant itself */
+    const char *group; /* NULL: a key of the tenant itself; "a.b": key of group b in group a */
     const char *key;
     double scale;  /* shown value = value * scale */
     bool fraction; /* differences in percentage points, not relative */
+    const char *name; /* its key in compare's JSON; NULL: key */
+    bool llm;         /* an LLM tenant's: its row is left out where no column has it */
 };
 
 static const struct metric tenant_metrics[] = {
-    {"p50 ms", "latency_ms", "p50", 1, false},
-    {"p99 ms", "latency_ms", "p99", 1, false},
-    {"p99.9 ms", "latency_ms", "p999", 1, false},
-    {"mean ms", "latency_ms", "mean", 1, false},
-    {"queue ms", NULL, "queue_ms_mean", 1, false},
-    {"throughput/s", NULL, "throughput_rps", 1, false},
-    {"goodput/s", NULL, "goodput_rps", 1, false},
-    {"SLO met %", NULL, "slo_attainment", 100, true},
-    {"dropped", NULL, "dropped", 1, false},
+    {"p50 ms", "latency_ms", "p50", 1, false, NULL, false},
+    {"p99 ms", "latency_ms", "p99", 1, false, NULL, false},
+    {"p99.9 ms", "latency_ms", "p999", 1, false, NULL, false},
+    {"mean ms", "latency_ms", "mean", 1, false, NULL, false},
+    {"queue ms", NULL, "queue_ms_mean", 1, false, NULL, false},
+    {"throughput/s", NULL, "throughput_rps", 1, false, NULL, false},
+    {"goodput/s", NULL, "goodput_rps", 1, false, NULL, false},
+    {"SLO met %", NULL, "slo_attainment", 100, true, NULL, false},
+    {"dropped", NULL, "dropped", 1, false, NULL, false},
+    {"TTFT p50 ms", "llm.ttft_ms", "p50", 1, false, "ttft_p50_ms", true},
+    {"TTFT p99 ms", "llm.ttft_ms", "p99", 1, false, "ttft_p99_ms", true},
+    {"TPOT p50 ms", "llm.tpot_ms", "p50", 1, false, "tpot_p50_ms", true},
+    {"TPOT p99 ms", "llm.tpot_ms", "p99", 1, false, "tpot_p99_ms", true},
+    {"tokens/s", "llm", "output_tokens_per_s", 1, false, "output_tokens_per_s", true},
 };
 
 static const struct metric gpu_metrics[] = {
-    {"busy %", "gpu", "busy_fraction", 100, true},
-    {"switching %", "gpu", "switching_fraction", 100, true},
+    {"busy %", "gpu", "busy_fraction", 100, true, NULL, false},
+    {"switching %", "gpu", "switching_fraction", 100, true, NULL, false},
 };
 
 static int add_col(colo_compare_t *c, const char *label, const char *suffix, json_t *results)
@@ -122,7 +129,17 @@ static json_t *tenant_named(json_t *results, const char *name)
 /* The metric's value in obj (a tenant, or the whole results for the GPU); NAN when absent. */
 static double value(json_t *obj, const struct metric *m)
 {
-    json_t *o = m->group ? json_object_get(obj, m->group) : obj;
+    json_t *o = obj;
+    if (m->group) {
+        const char *dot = strchr(m->group, '.');
+        if (dot) {
+            char first[32];
+            snprintf(first, sizeof first, "%.*s", (int)(dot - m->group), m->group);
+            o = json_object_get(json_object_get(o, first), dot + 1);
+        } else {
+            o = json_object_get(o, m->group);
+        }
+    }
     json_t *v = json_object_get(o, m->key);
     return json_is_number(v) ? json_number_value(v) * m->scale : NAN;
 }
@@ -181,8 +198,17 @@ static const char *signed_cell(char *buf, size_t n, double d)
     return buf;
 }
 
+/* Whether any column has a value of m (an LLM metric's row is shown only then). */
+static bool any_value(const colo_compare_t *c, const struct metric *m, json_t *const *objs)
+{
+    for (size_t k = 0; k < c->n; k++)
+        if (objs[k] && !isnan(value(objs[k], m))) return true;
+    return false;
+}
+
 static void print_row(const colo_compare_t *c, const struct metric *m, json_t *const *objs, FILE *f)
 {
+    if (m->llm && !any_value(c, m, objs)) return;
     fprintf(f, "  %-16s", m->label);
     double base = NAN;
     for (size_t k = 0; k < c->n; k++) {
@@ -288,9 +314,12 @@ json_t *colo_compare_json(const colo_compare_t *c)
         bad |= json_object_set_new(tenants, names[i], t);
         for (size_t k = 0; k < c->n; k++)
             objs[k] = tenant_named(c->col[k].results, names[i]);
-        for (size_t m = 0; m < sizeof tenant_metrics / sizeof *tenant_metrics && !bad; m++)
-            bad |= json_object_set_new(t, tenant_metrics[m].key,
-                                       metric_values(c, &tenant_metrics[m], objs));
+        for (size_t m = 0; m < sizeof tenant_metrics / sizeof *tenant_metrics && !bad; m++) {
+            const struct metric *mt = &tenant_metrics[m];
+            if (mt->llm && !any_value(c, mt, objs)) continue;
+            bad |= json_object_set_new(t, mt->name ? mt->name : mt->key,
+                                       metric_values(c, mt, objs));
+        }
     }
     for (size_t k = 0; k < c->n && !bad; k++)
         objs[k] = c->col[k].results;

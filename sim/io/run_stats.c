@@ -59,6 +59,35 @@ void colo_run_stats_of(const colo_sim_t *sim, size_t i, const colo_latency_summa
     out->gpu_share = window > 0 ? (double)t->gpu_time / (double)window : 0.0;
 }
 
+/* The LLM fields of *out for tenant i: -1 where it is no LLM tenant or has no such figure. */
+static int llm_fields(const colo_sim_t *sim, size_t i, colo_run_stats_t *out)
+{
+    double *ttft[] = {&out->ttft_mean_ms, &out->ttft_p50_ms, &out->ttft_p90_ms, &out->ttft_p99_ms,
+                      &out->ttft_max_ms};
+    double *tpot[] = {&out->tpot_mean_ms, &out->tpot_p50_ms, &out->tpot_p90_ms, &out->tpot_p99_ms,
+                      &out->tpot_max_ms};
+    for (size_t k = 0; k < 5; k++)
+        *ttft[k] = *tpot[k] = -1;
+    out->output_tokens_per_s = -1;
+    const colo_llm_cfg_t *c = sim->t[i].cfg->llm;
+    if (!c) return 0;
+    out->slo_ttft_ms = c->slo_ttft > 0 ? c->slo_ttft_ms : 0;
+    out->slo_tpot_ms = c->slo_tpot > 0 ? c->slo_tpot_ms : 0;
+    colo_llm_stats_t st;
+    int rc = colo_tenant_llm_stats(sim, i, &st);
+    if (rc) return rc;
+    out->output_tokens_per_s = st.output_tokens_per_s;
+    const colo_latency_summary_t *s[] = {&st.ttft, &st.tpot};
+    double **f[] = {ttft, tpot};
+    for (size_t k = 0; k < 2; k++) {
+        if (!s[k]->n) continue;
+        double v[] = {s[k]->mean_ms, s[k]->p50_ms, s[k]->p90_ms, s[k]->p99_ms, s[k]->max_ms};
+        for (size_t j = 0; j < 5; j++)
+            *f[k][j] = v[j];
+    }
+    return 0;
+}
+
 int colo_sim_tenant_stats(const colo_sim_t *sim, size_t i, colo_run_stats_t *out)
 {
     memset(out, 0, sizeof *out);
@@ -66,5 +95,5 @@ int colo_sim_tenant_stats(const colo_sim_t *sim, size_t i, colo_run_stats_t *out
     colo_latency_summary_t lat;
     if (colo_latency_summarise(&sim->t[i].latency, &lat)) return COLO_ENOMEM;
     colo_run_stats_of(sim, i, &lat, out);
-    return 0;
+    return llm_fields(sim, i, out) ? COLO_ENOMEM : 0;
 }

@@ -25,6 +25,14 @@ typedef struct colo_run_stats {
     double slo_ms;                                           /* 0: the tenant has no SLO */
     double slo_attainment; /* met the SLO / arrived; -1 without an SLO or arrivals */
     double gpu_share;      /* fraction of the window its kernels ran */
+    /* An LLM tenant's (docs/llm.md, "Results"): time to first token and time per output token
+     * of the requests that arrived in the window and completed, output tokens per second, and
+     * its SLOs (0: none). -1 for a vision tenant, and where no request completed (TPOT: none
+     * of more than one token). */
+    double ttft_mean_ms, ttft_p50_ms, ttft_p90_ms, ttft_p99_ms, ttft_max_ms;
+    double tpot_mean_ms, tpot_p50_ms, tpot_p90_ms, tpot_p99_ms, tpot_max_ms;
+    double output_tokens_per_s;
+    double slo_ttft_ms, slo_tpot_ms;
 } colo_run_stats_t;
 
 /* Fills *out for tenant i of a finished run. 0, COLO_EINVAL (no such tenant) or COLO_ENOMEM.

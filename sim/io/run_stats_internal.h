@@ -9,7 +9,8 @@
 
 #include <stddef.h>
 
-/* Tenant i's figures (i < sim->n) from its latency summary lat. */
+/* Tenant i's figures (i < sim->n) from its latency summary lat; the LLM fields stay 0 (the
+ * results document writes its own from colo_tenant_llm_stats). */
 void colo_run_stats_of(const colo_sim_t *sim, size_t i, const colo_latency_summary_t *lat,
                        colo_run_stats_t *out);
 

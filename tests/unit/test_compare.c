@@ -125,6 +125,64 @@ Test(compare, differences_are_relative_to_the_first_run)
     json_decref(b);
 }
 
+/* An LLM tenant's TTFT, TPOT and tokens per second get rows (and JSON keys) of their own;
+ * a table of vision tenants only has none (issue 41). */
+Test(compare, llm_tenants_show_ttft_tpot_and_tokens)
+{
+    json_t *a = json_pack("{s:{s:i},s:{s:s,s:{s:s}},s:[{s:s,s:{s:f},s:{s:{s:f,s:f},s:{s:f,s:f},"
+                          "s:f}},{s:s,s:{s:f}}]}",
+                          "colosim", "results_format", 1, "scenario", "gpu", "h100-sxm",
+                          "sharing", "mode", "mps", "tenants", "name", "chat", "latency_ms", "p99",
+                          900.0, "llm", "ttft_ms", "p50", 40.0, "p99", 80.0, "tpot_ms", "p50",
+                          10.0, "p99", 20.0, "output_tokens_per_s", 500.0, "name", "cam",
+                          "latency_ms", "p99", 5.0);
+    json_t *b = json_deep_copy(a);
+    json_t *llm = json_object_get(json_array_get(json_object_get(b, "tenants"), 0), "llm");
+    json_object_set_new(json_object_get(llm, "ttft_ms"), "p99", json_real(100.0));
+    colo_compare_t c = {0};
+    colo_error_t err;
+    cr_assert_eq(colo_compare_load(&c, write_json("l1.json", a), &err), 0);
+    cr_assert_eq(colo_compare_load(&c, write_json("l2.json", b), &err), 0);
+    char *table;
+    size_t len;
+    FILE *f = open_memstream(&table, &len);
+    colo_compare_print(&c, f);
+    fclose(f);
+    const char *row = strstr(table, "TTFT p99 ms");
+    cr_assert_not_null(row, "%s", table);
+    cr_assert_not_null(strstr(row, "+25.0 %"), "TTFT p99 80 -> 100 is +25 %%:\n%s", table);
+    cr_assert_not_null(strstr(table, "TPOT p50 ms"), "%s", table);
+    cr_assert_not_null(strstr(table, "tokens/s"), "%s", table);
+    json_t *doc = colo_compare_json(&c);
+    cr_assert_float_eq(at(doc, "chat", "ttft_p99_ms", 1), 100.0, 1e-12);
+    cr_assert_float_eq(at(doc, "chat", "output_tokens_per_s", 0), 500.0, 1e-12);
+    cr_assert_null(json_object_get(json_object_get(json_object_get(doc, "tenants"), "cam"),
+                                   "ttft_p99_ms"),
+                   "a vision tenant beside an LLM one has no TTFT key");
+    json_decref(doc);
+    free(table);
+    colo_compare_fini(&c);
+    json_decref(a);
+    json_decref(b);
+    /* vision tenants alone: no LLM rows, no LLM keys */
+    colo_compare_t v = {0};
+    json_t *only = json_pack("{s:{s:i},s:{s:s,s:{s:s}},s:[{s:s,s:{s:f}}]}", "colosim",
+                             "results_format", 1, "scenario", "gpu", "h100-sxm", "sharing", "mode",
+                             "mps", "tenants", "name", "cam", "latency_ms", "p99", 5.0);
+    cr_assert_eq(colo_compare_load(&v, write_json("v.json", only), &err), 0);
+    f = open_memstream(&table, &len);
+    colo_compare_print(&v, f);
+    fclose(f);
+    cr_assert_null(strstr(table, "TTFT"), "%s", table);
+    doc = colo_compare_json(&v);
+    cr_assert_null(json_object_get(json_object_get(json_object_get(doc, "tenants"), "cam"),
+                                   "ttft_p99_ms"));
+    json_decref(doc);
+    free(table);
+    colo_compare_fini(&v);
+    json_decref(only);
+}
+
 /* A hand-edited 1e300 printed 301 digits, and cluster results "(null), (null)" as their set-up
  * (issue 40): numbers keep to their column, and a cluster column says its GPUs. */
 Test(compare, huge_numbers_keep_their_column_and_a_cluster_says_its_gpus)

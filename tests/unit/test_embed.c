@@ -55,6 +55,39 @@ Test(embed, tenant_figures_are_the_results_documents)
     colo_scenario_free(sc);
 }
 
+/* An LLM tenant's TTFT, TPOT and tokens per second through colosim.h are the results
+ * document's (issue 41); a vision tenant has none (-1). */
+Test(embed, an_llm_tenants_figures_are_the_results_documents)
+{
+    const char *const sets[] = {"duration_s=8", "warmup_s=1"};
+    colo_scenario_t *sc;
+    colo_sim_t *sim = run(FIX "llm/one_llm.cfg", sets, 2, &sc);
+    colo_run_stats_t st, vis;
+    cr_assert_eq(colo_sim_tenant_stats(sim, 0, &st), 0);
+    cr_assert_eq(colo_sim_tenant_stats(sim, 1, &vis), 0);
+    json_t *res = colo_results_json(sim, NULL, 0);
+    json_t *llm = json_object_get(json_array_get(json_object_get(res, "tenants"), 0), "llm");
+    json_t *ttft = json_object_get(llm, "ttft_ms"), *tpot = json_object_get(llm, "tpot_ms");
+    cr_assert(json_is_object(ttft) && json_is_object(tpot));
+    cr_assert_gt(st.ttft_p99_ms, 0);
+    cr_assert_eq(st.ttft_p99_ms, json_real_value(json_object_get(ttft, "p99")));
+    cr_assert_eq(st.ttft_p50_ms, json_real_value(json_object_get(ttft, "p50")));
+    cr_assert_eq(st.tpot_p99_ms, json_real_value(json_object_get(tpot, "p99")));
+    cr_assert_eq(st.tpot_mean_ms, json_real_value(json_object_get(tpot, "mean")));
+    cr_assert_eq(st.output_tokens_per_s,
+                 json_real_value(json_object_get(llm, "output_tokens_per_s")));
+    cr_assert_eq(st.slo_ttft_ms, 200.0);
+    cr_assert_eq(st.slo_tpot_ms, 30.0);
+    cr_assert_leq(st.ttft_p99_ms, st.p99_ms, "the first token comes before the last");
+    cr_assert_eq(vis.ttft_p99_ms, -1);
+    cr_assert_eq(vis.tpot_p50_ms, -1);
+    cr_assert_eq(vis.output_tokens_per_s, -1);
+    cr_assert_eq(vis.slo_ttft_ms, 0);
+    json_decref(res);
+    colo_sim_free(sim);
+    colo_scenario_free(sc);
+}
+
 /* A scheduler of the embedding program's: under a limit of `slots` kernels running, the READY
  * member of the highest tenant index first (fifo takes the one that became ready first). */
 static double minus_index(const colo_sched_item_t *it)
