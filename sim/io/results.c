@@ -1,5 +1,6 @@
 /* results.c: results JSON and the terminal summary. */
 #include "results.h"
+#include "results_warnings.h"
 #include "atomic_file.h"
 #include "csv.h"
 #include "json_lines.h"
@@ -214,6 +215,12 @@ static json_t *tenant_json(const colo_sim_t *sim, const colo_tenant_run_t *t)
               (t->lg && json_object_set_new(o, "mlperf", mlperf_json(t))) ||
               json_object_set_new(json_object_get(o, "latency_ms"), "cdf", cdf_json(&t->latency)) ||
               json_object_set_new(o, "instances", json_integer(t->n_streams)) ||
+              json_object_set_new(o, "offered_rps", json_real(st.offered_rps)) ||
+              json_object_set_new(o, "overloaded", json_boolean(st.overloaded)) ||
+              json_object_set_new(o, "arrivals_ended_s",
+                                  t->arrivals_ended >= 0 && t->arrivals_ended < sim->sc->duration
+                                      ? json_real(COLO_TO_S(t->arrivals_ended))
+                                      : json_null()) ||
               json_object_set_new(o, "instances_busy_max", json_integer(t->peak_busy)) ||
               json_object_set_new(o, "queue_ms_mean", json_real(t->queue_ns / done / 1e6)) ||
               json_object_set_new(o, "execution_ms_mean", json_real(t->exec_ns / done / 1e6)))) {
@@ -331,9 +338,10 @@ json_t *colo_results_json(const colo_sim_t *sim, const char *const *overrides, s
     json_t *pcie =
         json_pack("{s:f,s:f}", "h2d_busy_fraction", fraction(sim->pcie[0].busy_time, window),
                   "d2h_busy_fraction", fraction(sim->pcie[1].busy_time, window));
-    return json_pack("{s:{s:s,s:i},s:o,s:I,s:o,s:o,s:o,s:o,s:{s:I,s:f}}", "colosim", "version",
-                     COLO_VERSION, "results_format", 1, "scenario", scenario, "seed",
-                     (json_int_t)sc->seed, "tenants", tenants, "gpu", gpu, "pcie", pcie,
+    return json_pack("{s:{s:s,s:i},s:o,s:I,s:o,s:o*,s:o,s:o,s:o,s:{s:I,s:f}}", "colosim",
+                     "version", COLO_VERSION, "results_format", 1, "scenario", scenario, "seed",
+                     (json_int_t)sc->seed, "tenants", tenants, "warnings",
+                     colo_results_warnings(sim), "gpu", gpu, "pcie", pcie,
                      "utilisation", utilisation_json(sim), "engine",
                      "events", (json_int_t)sim->eq.popped, "simulated_s",
                      COLO_TO_S(sim->last_event));
@@ -510,32 +518,59 @@ void colo_results_print(json_t *r, FILE *f)
         double rv = num(json_object_get(t, "arrival"), "rate");
         if (rv > 0) snprintf(rate, sizeof rate, "%.1f", rv);
         bool none = json_integer_value(json_object_get(t, "completed")) == 0;
+        bool over = json_is_true(json_object_get(t, "overloaded")); /* "!" after its tput */
         if (none) { /* no latency to show: "-", not 0 */
-            fprintf(f, "%-16.16s %s %7s %7lld %5lld %5lld %8.1f | %8s %8s %8s %8s %8s | %7s %7s\n",
+            fprintf(f, "%-16.16s %s %7s %7lld %5lld %5lld %7.1f%c | %8s %8s %8s %8s %8s | %7s %7s\n",
                     json_string_value(json_object_get(t, "name")),
                     alone8(t, b[0]), rate,
                     (long long)json_integer_value(json_object_get(t, "arrived")),
                     (long long)json_integer_value(json_object_get(t, "dropped")),
                     (long long)json_integer_value(json_object_get(t, "in_flight")),
-                    num(t, "throughput_rps"), "-", "-", "-", "-", "-", slo_s, att_s);
+                    num(t, "throughput_rps"), over ? '!' : ' ', "-", "-", "-", "-", "-", slo_s,
+                    att_s);
             continue;
         }
-        fprintf(f, "%-16.16s %s %7s %7lld %5lld %5lld %8.1f | %s %s %s %s %s | %7s %7s\n",
+        fprintf(f, "%-16.16s %s %7s %7lld %5lld %5lld %7.1f%c | %s %s %s %s %s | %7s %7s\n",
                 json_string_value(json_object_get(t, "name")), alone8(t, b[0]),
                 rate, (long long)json_integer_value(json_object_get(t, "arrived")),
                 (long long)json_integer_value(json_object_get(t, "dropped")),
                 (long long)json_integer_value(json_object_get(t, "in_flight")),
-                num(t, "throughput_rps"), ms8(num(lat, "mean"), b[1]), ms8(num(lat, "p50"), b[2]),
+                num(t, "throughput_rps"), over ? '!' : ' ', ms8(num(lat, "mean"), b[1]), ms8(num(lat, "p50"), b[2]),
                 ms8(num(lat, "p90"), b[3]), ms8(num(lat, "p99"), b[4]), ms8(num(lat, "p999"), b[5]),
                 slo_s, att_s);
     }
     print_llm(r, f);
     print_mlperf(r, f);
+    colo_results_print_warnings(r, f);
     if (!json_is_object(gpu)) return; /* a live run's: the GPU's busy time was not measured */
     fprintf(f, "\nGPU busy %.1f %%, switching %.1f %%, %lld context switches, %lld preemptions\n",
             100.0 * num(gpu, "busy_fraction"), 100.0 * num(gpu, "switching_fraction"),
             (long long)json_integer_value(json_object_get(gpu, "context_switches")),
             (long long)json_integer_value(json_object_get(gpu, "preemptions")));
+}
+
+/* Where a tenant ran under a run's mechanism, for --compare-modes' "on" row: the MIG profile
+ * and instance, the Green Context's SMs, an MPS thread cap; "*" where colosim chose the
+ * layout. */
+static const char *part_cell(json_t *res, json_t *u, char *buf, size_t n)
+{
+    json_t *pl = json_object_get(u, "placement");
+    json_t *sh = json_object_get(json_object_get(res, "scenario"), "sharing");
+    const char *mode = json_string_value(json_object_get(sh, "mode"));
+    const char *chosen = json_is_true(json_object_get(sh, "automatic_layout")) ? "*" : "";
+    json_t *prof = json_object_get(pl, "profile"), *first = json_object_get(pl, "first_sm");
+    json_t *cap = json_object_get(pl, "active_thread_percentage");
+    if (json_is_string(prof))
+        snprintf(buf, n, "%s %s%s", json_string_value(prof),
+                 json_string_value(json_object_get(pl, "instance")), chosen);
+    else if (json_is_integer(first))
+        snprintf(buf, n, "SMs %lld-%lld%s", (long long)json_integer_value(first),
+                 (long long)(json_integer_value(first) + (json_int_t)num(pl, "sms") - 1), chosen);
+    else if (mode && strcmp(mode, "mps") == 0 && json_is_number(cap))
+        snprintf(buf, n, "%g %% threads", json_number_value(cap));
+    else
+        snprintf(buf, n, "%g SMs, shared", num(pl, "sms"));
+    return buf;
 }
 
 void colo_results_print_compare(json_t *const *results, const char *const *names, size_t n, FILE *f)
@@ -545,6 +580,7 @@ void colo_results_print_compare(json_t *const *results, const char *const *names
         first = results[m];
     if (!first) return;
     print_heading(first, f, ": the same tenants under each sharing mechanism\n\n");
+    bool any_over = false;
     fprintf(f, "%-16s", "p99 ms, SLO met");
     for (size_t m = 0; m < n; m++)
         fprintf(f, " | %19s", names[m]);
@@ -564,9 +600,22 @@ void colo_results_print_compare(json_t *const *results, const char *const *names
             char p99[16], met[16] = "-";
             ms8(num(json_object_get(u, "latency_ms"), "p99"), p99);
             json_t *att = json_object_get(u, "slo_attainment");
+            bool over = json_is_true(json_object_get(u, "overloaded"));
+            any_over |= over;
             if (json_is_number(att))
-                snprintf(met, sizeof met, "%.1f %%", 100 * json_number_value(att));
+                snprintf(met, sizeof met, "%.1f %%%s", 100 * json_number_value(att),
+                         over ? "!" : " ");
+            else if (over)
+                snprintf(met, sizeof met, "!");
             fprintf(f, " | %s %10s", p99, met);
+        }
+        fprintf(f, "\n%-16s", "  on");
+        for (size_t m = 0; m < n; m++) {
+            json_t *u =
+                results[m] ? json_array_get(json_object_get(results[m], "tenants"), i) : NULL;
+            char cell[64] = "-";
+            if (u) part_cell(results[m], u, cell, sizeof cell);
+            fprintf(f, " | %19.19s", cell);
         }
         fprintf(f, "\n");
         if (!json_object_get(t, "llm")) continue;
@@ -593,6 +642,17 @@ void colo_results_print_compare(json_t *const *results, const char *const *names
             fprintf(f, " | %19s", "-");
     }
     fprintf(f, "\n");
+    if (any_over)
+        fprintf(f, "! overloaded: offered more than it served, its queue still growing at the "
+                   "window's end (docs/results.md)\n");
+    for (size_t m = 0; m < n; m++) /* a footnote when any layout was colosim's choice */
+        if (results[m] && json_is_true(json_object_get(
+                              json_object_get(json_object_get(results[m], "scenario"), "sharing"),
+                              "automatic_layout"))) {
+            fprintf(f, "* layout chosen by colosim (docs/sharing.md); the results' "
+                       "scenario.sharing and tenants' placement give it in full\n");
+            break;
+        }
 }
 
 

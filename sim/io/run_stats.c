@@ -41,13 +41,24 @@ void colo_run_stats_of(const colo_sim_t *sim, size_t i, const colo_latency_summa
     bool slo = c->slo > 0 || (c->llm && (c->llm->slo_ttft > 0 || c->llm->slo_tpot > 0));
     out->throughput_rps = (double)t->finished_in_window / COLO_TO_S(window);
     out->goodput_rps = slo ? (double)t->good_in_window / COLO_TO_S(window) : -1;
+    out->offered_rps = (double)t->arrived / COLO_TO_S(window);
     /* MLPerf Offline: every sample is issued at t = 0, and LoadGen's samples per second are
      * the samples over the time from then to the last completion, not over the window */
     if (c->arrival.burst > 0) {
         double span = t->last_done > 0 ? COLO_TO_S(t->last_done) : 0;
         out->throughput_rps = span > 0 ? (double)t->done_all / span : 0;
         if (slo) out->goodput_rps = span > 0 ? (double)t->good_all / span : 0;
+    } else if (t->lg && t->arrivals_ended >= 0 && t->last_done > sim->sc->warmup &&
+               t->last_done < sim->sc->duration) {
+        /* LoadGen stopped issuing (its minimum duration and queries met) and answered its
+         * last query inside the window: its rate over the window up to that answer, as
+         * LoadGen measures it, not over the idle rest */
+        double span = COLO_TO_S(t->last_done - sim->sc->warmup);
+        out->throughput_rps = (double)t->finished_in_window / span;
+        if (slo) out->goodput_rps = (double)t->good_in_window / span;
+        out->offered_rps = (double)t->arrived / span;
     }
+    out->overloaded = t->overloaded;
     out->mean_ms = lat->mean_ms;
     out->p50_ms = lat->p50_ms;
     out->p90_ms = lat->p90_ms;

@@ -25,6 +25,9 @@ typedef struct colo_run_stats {
     double slo_ms;                                           /* 0: the tenant has no SLO */
     double slo_attainment; /* met the SLO / arrived; -1 without an SLO or arrivals */
     double gpu_share;      /* fraction of the window its kernels ran */
+    double offered_rps;    /* requests that arrived in the window per second */
+    int overloaded; /* 1: offered more than it served, its queue still growing at the window's
+                     * end (docs/results.md, "Overload and short logs"); 0 otherwise */
     /* An LLM tenant's (docs/llm.md, "Results"): time to first token and time per output token
      * of the requests that arrived in the window and completed, output tokens per second, and
      * its SLOs (0: none). -1 for a vision tenant, and where no request completed (TPOT: none

@@ -312,9 +312,10 @@ static void next_arrival(colo_tenant_run_t *t, colo_time_t now)
         return;
     }
     /* LoadGen ends a test once its minimum queries and duration are met (loadgen.h) */
-    if (rc == 0 && t->lg && colo_loadgen_done(&t->cfg->arrival.lg, t->lg, at)) return;
-    if (rc == 0 && t->llm) colo_serving_llm_pending(t);
-    if (rc == 0 && at < sim->sc->duration)
+    bool ended = rc > 0 || (t->lg && colo_serving_lg_stopped(t, at, now));
+    if (rc > 0) colo_serving_arrivals_ended(t, now);
+    if (!ended && t->llm) colo_serving_llm_pending(t);
+    if (!ended && at < sim->sc->duration)
         colo_serving_fail(sim, colo_eq_schedule(&sim->eq, at, on_arrival, t, count, NULL));
 }
 
@@ -353,7 +354,7 @@ void colo_serving_client_done(colo_tenant_run_t *t, int32_t client)
     colo_time_t at = sim->eq.now + colo_arrival_think(&t->cfg->arrival, t->rng);
     if (t->lg) { /* a LoadGen query is answered when its last sample is */
         colo_serving_fail(sim, colo_loadgen_query_done(t->lg, client, sim->eq.now));
-        if (colo_loadgen_done(&t->cfg->arrival.lg, t->lg, at)) return;
+        if (colo_serving_lg_stopped(t, at, sim->eq.now)) return;
     }
     if (at < sim->sc->duration)
         colo_serving_fail(sim, colo_eq_schedule(&sim->eq, at, on_query, t, client, NULL));
@@ -523,6 +524,7 @@ int colo_sim_new(const colo_scenario_t *sc, colo_sim_t **out, colo_error_t *err)
     colo_sim_t *sim = colo_calloc(1, sizeof *sim);
     if (!sim) goto fail;
     sim->sc = sc;
+        t->arrivals_ended = -1;
     sim->n = sc->n_tenants;
     sim->end = sc->duration + sc->drain;
     const colo_gpu_t *g = sc->gpu;
@@ -637,6 +639,7 @@ static void zero_time_loop(colo_sim_t *sim, const colo_event_t *ev, colo_error_t
                           : "");
 }
 
+    colo_serving_watch(sim);
 int colo_sim_run(colo_sim_t *sim, colo_error_t *err)
 {
     for (size_t i = 0; i < sim->n && !sim->failed; i++) {

@@ -155,6 +155,12 @@ typedef struct colo_tenant_run {
     uint64_t done_all, good_all; /* requests completed over the whole run, within the SLO */
     colo_time_t last_done;       /* when the last of them completed */
     colo_time_t gpu_time;        /* time its kernels ran (any of its streams), in the window */
+    /* overload.c: how much its requests in the system grew over the window; whether that marks
+     * it overloaded; when its arrivals ran out (a replayed log's end, LoadGen's stop; -1: they
+     * did not) */
+    int64_t backlog_growth;
+    bool overloaded;
+    colo_time_t arrivals_ended;
     colo_time_t gpu_since;
     double queue_ns, exec_ns; /* completed requests: time waiting, and from start to end */
     colo_samples_t latency;   /* LLM tenants: end to end */

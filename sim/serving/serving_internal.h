@@ -34,6 +34,18 @@ void colo_serving_drop(colo_tenant_run_t *t, colo_time_t arrival, colo_drop_reas
 /* One of a closed-loop client's requests is answered or dropped (client < 0: open loop). */
 void colo_serving_client_done(colo_tenant_run_t *t, int32_t client);
 
+/* overload.c */
+
+/* Schedules the check at the end of the window that marks overloaded tenants
+ * (colo_tenant_run_t.overloaded). */
+void colo_serving_watch(colo_sim_t *sim);
+/* t's open-loop arrivals have run out at now (a replayed log's end, LoadGen's stop): kept the
+ * first time. */
+void colo_serving_arrivals_ended(colo_tenant_run_t *t, colo_time_t now);
+/* Whether LoadGen issues no query at `at` (loadgen.h: its test is over); if so, t's arrivals
+ * ended at now. */
+bool colo_serving_lg_stopped(colo_tenant_run_t *t, colo_time_t at, colo_time_t now);
+
 /* llm.c: LLM tenants (docs/llm.md) */
 
 int colo_serving_llm_new(colo_tenant_run_t *t);

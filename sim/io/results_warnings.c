@@ -1,0 +1,75 @@
+/* results_warnings.c: the traps a run's figures hide, named in its results (issue 41): tenants
+ * offered more than they served, replayed logs that ran out before the run, LoadGen tests that
+ * stopped issuing (docs/results.md, "Overload and short logs"). */
+#include "results_warnings.h"
+#include "run_stats_internal.h"
+
+#include <math.h>
+#include <string.h>
+
+/* One note: the tenant, its kind, when (seconds of simulated time; < 0: none) and the words. */
+static int note(json_t *a, const char *tenant, const char *kind, double at_s, const char *text)
+{
+    json_t *o = json_pack("{s:s,s:s,s:o,s:s}", "tenant", tenant, "kind", kind, "at_s",
+                          at_s >= 0 ? json_real(at_s) : json_null(), "message", text);
+    return json_array_append_new(a, o);
+}
+
+json_t *colo_results_warnings(const colo_sim_t *sim)
+{
+    const colo_scenario_t *sc = sim->sc;
+    json_t *a = json_array();
+    int bad = !a;
+    for (size_t i = 0; i < sim->n && !bad; i++) {
+        const colo_tenant_run_t *t = &sim->t[i];
+        const char *name = t->cfg->name;
+        double window = COLO_TO_S(sc->duration - sc->warmup);
+        char text[512];
+        if (t->overloaded) {
+            snprintf(
+                text, sizeof text,
+                "tenant %s is overloaded: offered %.1f requests/s, it completed %.1f/s in "
+                "the window, and %lld more were in the system at its end than at its start; its "
+                "latencies depend on the run's length",
+                name, (double)t->arrived / window, (double)t->finished_in_window / window,
+                (long long)t->backlog_growth);
+            bad |= note(a, name, "overloaded", -1, text);
+        }
+        if (t->arrivals_ended < 0 || t->arrivals_ended >= sc->duration) continue;
+        double at = COLO_TO_S(t->arrivals_ended), left = COLO_TO_S(sc->duration) - at;
+        /* a log cut to the run ends within a few of its gaps of it: nothing to say */
+        double gap = t->arrived ? window / (double)t->arrived : 0;
+        if (left <= fmax(0.01 * COLO_TO_S(sc->duration), 5 * gap)) continue;
+        if (t->lg) {
+            snprintf(text, sizeof text,
+                     "tenant %s: LoadGen stopped issuing at %.3f s of the %.3f s run (its "
+                     "min_duration and min_query_count met); its throughput is over the window "
+                     "up to its last answer",
+                     name, at, COLO_TO_S(sc->duration));
+            bad |= note(a, name, "loadgen_stopped", at, text);
+        } else {
+            snprintf(text, sizeof text,
+                     "tenant %s: its arrivals ran out at %.3f s of the %.3f s run (%s); no "
+                     "request arrived after, and its rates are over the whole window",
+                     name, at, COLO_TO_S(sc->duration),
+                     t->cfg->arrival.path ? "the end of its replayed log" : "the process ended");
+            bad |= note(a, name, "arrivals_ended", at, text);
+        }
+    }
+    if (bad) {
+        json_decref(a);
+        return NULL;
+    }
+    return a;
+}
+
+void colo_results_print_warnings(json_t *results, FILE *f)
+{
+    size_t i;
+    json_t *n;
+    json_array_foreach(json_object_get(results, "warnings"), i, n)
+    {
+        const char *m = json_string_value(json_object_get(n, "message"));
+        if (m) fprintf(f, "%swarning: %s\n", i ? "" : "\n", m);
+    }
+}
