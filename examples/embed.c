@@ -1,7 +1,7 @@
 /* embed.c: a program that embeds colosim (docs/embedding.md): loads a scenario, runs it, and
  * prints one tenant's p99 latency and SLO attainment.
  *   embed SCENARIO.cfg TENANT [KEY=VALUE ...]   (the overrides are the command line's --set) */
-#include <colosim.h>
+#include <colosim/colosim.h>
 
 #include <stdio.h>
 

@@ -2,7 +2,7 @@
  * docs/schedulers.md): the most recently ready kernel launches first, at most `slots` at a time.
  * It registers itself, then runs the scenario given, whose scheduler.policy is "lifo".
  *   lifo_scheduler SCENARIO.cfg [KEY=VALUE ...]   prints each tenant's p99 */
-#include <colosim.h>
+#include <colosim/colosim.h>
 
 #include <stdio.h>
 

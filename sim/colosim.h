@@ -13,9 +13,12 @@
  *   if (i >= 0 && colo_sim_tenant_stats(sim, (size_t)i, &st) == 0) printf("%.3f\n", st.p99_ms);
  *   colo_sim_free(sim);  colo_scenario_free(sc);   (both take NULL)
  *
- * Installed (docs/embedding.md): pkg-config colosim, or find_package(colosim) and
- * colosim::colosim; in the tree, link colosim_core and its dependencies (GSL, libconfig,
- * Jansson, zlib, SQLite).
+ * Installed (docs/embedding.md): #include <colosim/colosim.h> with pkg-config colosim, or
+ * find_package(colosim) and colosim::colosim; in the tree, #include "colosim.h" and link
+ * colosim_core and its dependencies (GSL, libconfig, Jansson, zlib, SQLite). The headers below
+ * are included by name relative to this one, so that only PREFIX/include is on the path.
+ * The scenarios and traces colosim ships are found by name with colo_datadir_find. Python:
+ * python/colosim (docs/python.md), over colo_results_json_text.
  * Errors: functions return 0 or a negative COLO_E* code and fill a colo_error_t (file, line,
  * key, message; colo_error_format prints it as the command line does). */
 #ifndef COLOSIM_H
@@ -53,5 +56,21 @@ void colo_sim_free(colo_sim_t *sim);
 json_t *colo_results_json(const colo_sim_t *sim, const char *const *overrides, size_t n);
 /* Writes results to path atomically ("-": standard output). 0 or a negative code. */
 int colo_results_write(json_t *results, const char *path, colo_error_t *err);
+/* The same document as compact JSON text, with the numbers colosim run -o writes: a new
+ * string (colo_results_text_free), or NULL when out of memory. For bindings without Jansson. */
+char *colo_results_json_text(const colo_sim_t *sim, const char *const *overrides, size_t n);
+/* Frees a string from colo_results_json_text (NULL: nothing). */
+void colo_results_text_free(char *text);
+
+/* Finds a scenario or trace colosim ships by name (datadir.h): a name that is absolute or exists
+ * relative to the working directory is itself; otherwise, without its leading "./" and "../",
+ * it is looked for as D/NAME, then D/SUB/NAME (sub: "scenarios", "traces", or NULL) in each data
+ * folder D: $COLOSIM_DATA_DIR, the installed share/colosim beside libcolosim.so (wherever the
+ * prefix was moved), the source tree, the configure-time prefix. The path goes into buf (the
+ * name itself when nothing is found): 0 or COLO_ENOENT.
+ *   char p[4096];  colo_datadir_find("resnet50_bert_timeslice.cfg", "scenarios", p, sizeof p);
+ * A scenario found so finds its traces too (they are named relative to it). */
+int colo_datadir_find(const char *name, const char *sub, char *buf, size_t n);
+
 
 #endif

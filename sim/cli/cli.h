@@ -44,7 +44,8 @@ void colo_cli_take_back(const char *path);
 
 /* Options shared by run, check and plan. */
 struct colo_cli_scenario_opts {
-    const char *file;
+    const char *file; /* as given, or a shipped scenario found by name (found) */
+    char found[4200];
     const char *output;
     const char **sets;
     size_t n_sets;

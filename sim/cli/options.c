@@ -3,6 +3,7 @@
 #include "cli.h"
 #include "alloc.h"
 #include "cluster.h"
+#include "datadir.h"
 #include "errors.h"
 #include "scenario.h"
 #include "stop.h"
@@ -161,6 +162,8 @@ int colo_cli_parse_scenario_opts(int argc, char **argv, const char *usage, int a
                                     optind >= argc ? "a scenario FILE is required"
                                                    : "exactly one scenario FILE, please");
     o->file = argv[optind];
+    /* not a file here: a scenario colosim ships, by name (colo_datadir_find, docs/embedding.md) */
+    if (colo_datadir_find(o->file, "scenarios", o->found, sizeof o->found) == 0) o->file = o->found;
     if (seed) {
         char *end;
         errno = 0;

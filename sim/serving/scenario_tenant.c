@@ -4,6 +4,7 @@
 #include "scenario_internal.h"
 #include "alloc.h"
 #include "cfg.h"
+#include "datadir.h"
 #include "gpu_catalog.h"
 #include "hardware.h"
 #include "kernel_model.h"
@@ -94,6 +95,16 @@ static int read_variant(const colo_cfg_reader_t *r, const config_setting_t *at, 
     if (rc) return rc;
     struct stat st;
     int serr = stat(v->path, &st) != 0 ? errno : 0;
+    char found[4200];
+    if (serr == ENOENT && file[0] != '/' &&
+        colo_datadir_lookup(file, "traces", found, sizeof found) == 0) {
+        /* not beside the scenario: a trace colosim ships, by name (docs/embedding.md) */
+        char *p = colo_strdup(found);
+        if (!p) return COLO_ENOMEM;
+        colo_free(v->path);
+        v->path = p;
+        serr = stat(v->path, &st) != 0 ? errno : 0;
+    }
     if (serr || !S_ISREG(st.st_mode))
         return colo_cfg_error(r, at, COLO_ENOENT, "cannot open trace '%s': %s", v->path,
                               serr ? strerror(serr) : "not a regular file");
