@@ -7,6 +7,8 @@
 #include "scenario.h"
 #include "serving.h"
 #include "stop.h"
+#include "timeline.h"
+#include "trace.h"
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -28,12 +30,14 @@ static const char usage_run[] =
     "      --csv OUT.csv      write one row per tenant (docs/results.md), atomically\n"
     "      --timeline OUT.json\n"
     "                         write a timeline (Chrome Trace Event JSON; open it in\n"
-    "                         ui.perfetto.dev): a track per tenant (batches, kernels), per SM\n"
+    "                         ui.perfetto.dev): a track per tenant (batches, kernels), each\n"
+    "                         request from arrival to end with arrows to its kernels, per SM\n"
     "                         partition and per copy-engine direction, kernels running and queue\n"
-    "                         lengths; only events in the window are written\n"
+    "                         lengths; only events in the window are written; OUT.json.gz is\n"
+    "                         written gzipped. A timeline estimated over 100 MB is announced\n"
     "      --timeline-window START:END\n"
     "                         the timeline's window in seconds of simulated time (default: the\n"
-    "                         first second after warmup_s)\n"
+    "                         first second after warmup_s); START below duration_s\n"
     "      --seed N           use seed N instead of the scenario's seed\n"
     "      --set KEY=VALUE    override any single value of the scenario, e.g.\n"
     "                         --set sharing.timeslice=short  --set duration_s=60\n"
@@ -44,6 +48,38 @@ static const char usage_run[] =
     "                         gives no MIG instances or Green Context SMs, colosim chooses an "
     "even\n"
     "                         layout (docs/sharing.md)\n";
+
+/* Says on stderr, before the run, when the timeline of window [a, b) will be large (over 100
+ * MB written): its size estimated from the kernels the window will hold, each tenant's requests
+ * per second x kernels per request x the window's seconds of arrivals, at the bytes per kernel
+ * measured on a shipped scenario (COLO_TL_BYTES_PER_KERNEL; over COLO_TL_GZIP_RATIO gzipped).
+ * Rough where requests are batched (fewer kernels) or arrive in a closed loop (a client's rate
+ * taken as one request per think time and request alone). O(tenants x kernels of a trace). */
+static void timeline_size_note(const colo_scenario_t *sc, const colo_sim_t *sim, colo_time_t a,
+                               colo_time_t b, const char *path)
+{
+    double secs = COLO_TO_S((b < sc->duration ? b : sc->duration) - a), kernels = 0;
+    for (size_t i = 0; i < sc->n_tenants && i < sim->n; i++) {
+        const colo_tenant_cfg_t *c = &sc->tenants[i];
+        const colo_arrival_cfg_t *ar = &c->arrival;
+        double rate = colo_arrival_rate(ar);
+        if (rate <= 0 && ar->clients > 0)
+            rate = ar->clients * (ar->per_query > 0 ? ar->per_query : 1) /
+                   COLO_TO_S(ar->think + sim->t[i].isolated + 1);
+        size_t k = 0;
+        for (size_t j = 0; c->trace && j < c->trace->n_ops; j++)
+            k += c->trace->ops[j].type == COLO_OP_KERNEL;
+        kernels += rate * secs * (double)k;
+    }
+    bool gz = colo_timeline_gzipped(path);
+    double bytes = kernels * COLO_TL_BYTES_PER_KERNEL / (gz ? COLO_TL_GZIP_RATIO : 1.0);
+    if (bytes <= 100e6) return;
+    fprintf(stderr,
+            "colosim: the timeline will be about %.0f MB%s (some %.3g kernels in its %.6g s "
+            "window, ~%.0f bytes each%s): a shorter --timeline-window%s makes it smaller\n",
+            bytes / 1e6, gz ? " gzipped" : "", kernels, secs, COLO_TL_BYTES_PER_KERNEL,
+            gz ? " before gzip" : "", gz ? "" : ", or a name ending .json.gz (gzipped),");
+}
 
 /* run on a scenario with a cluster section: placement, every GPU, the summary. */
 static int run_cluster(struct colo_cli_scenario_opts *o)
@@ -188,7 +224,13 @@ static int cmd_run(int argc, char **argv)
     if (!rc && o.timeline) {
         colo_time_t a = o.tl_end ? o.tl_start : sc->warmup;
         colo_time_t b = o.tl_end ? o.tl_end : sc->warmup + COLO_S(1);
-        rc = colo_timeline_open(&tl, o.timeline, a, b, &err);
+        if (a >= sc->duration) /* nothing would be recorded: say so before writing anything */
+            rc = colo_error_set(&err, COLO_EINVAL, "--timeline-window", 0, NULL,
+                                "START %.9g s is at or past the end of the run (duration_s = "
+                                "%.9g s): the timeline would hold nothing; give a START below %.9g",
+                                COLO_TO_S(a), COLO_TO_S(sc->duration), COLO_TO_S(sc->duration));
+        if (!rc && !o.quiet) timeline_size_note(sc, sim, a, b, o.timeline);
+        if (!rc) rc = colo_timeline_open(&tl, o.timeline, a, b, &err);
         tl_open = !rc;
         if (tl_open && colo_sim_set_timeline(sim, &tl))
             rc = colo_error_set(&err, COLO_ENOMEM, o.file, 0, NULL, "out of memory");

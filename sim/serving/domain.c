@@ -22,6 +22,104 @@
 #include <stdio.h>
 #include <string.h>
 
+/* ---- requests on the timeline ---- */
+
+/* A tenant's requests take lanes of the requests track (thread tenant * 1000 + lane + 1): the
+ * lowest free one on arrival, until their span ends, so requests in flight together (queued or
+ * in one batch) never overlap on a lane, and each span is a complete ("X") event on a thread of
+ * its own, to which flow arrows can bind. Past REQ_LANES at once a request is not drawn. */
+#define REQ_LANES 256
+#define REQ_WORDS (REQ_LANES / 64)
+
+/* The tenant's request lanes, after the SM sets' in sim->lanes: REQ_WORDS words of lanes in
+ * use, then REQ_WORDS of lanes named. */
+static uint64_t *request_lanes(const colo_tenant_run_t *t)
+{
+    const colo_sim_t *sim = t->sim;
+    return sim->lanes + 2 * sim->hw.sm.n_sets + 1 + 2 * REQ_WORDS * t->idx;
+}
+
+/* The thread of lane l of t's requests. */
+static int request_tid(const colo_tenant_run_t *t, int l)
+{
+    return (int)t->idx * 1000 + l + 1;
+}
+
+int32_t colo_domain_request_lane(colo_tenant_run_t *t)
+{
+    if (!t->sim->tl) return -1;
+    uint64_t *use = request_lanes(t);
+    for (int l = 0; l < REQ_LANES; l++)
+        if (!(use[l / 64] >> (l % 64) & 1)) {
+            use[l / 64] |= (uint64_t)1 << (l % 64);
+            return l;
+        }
+    return -1;
+}
+
+/* Request q of t ends now (outcome: how); started: when its batch began (-1: it had not). Writes
+ * its span, naming its lane's track the first time, and frees the lane. */
+static void request_end(colo_tenant_run_t *t, const struct colo_request *q, colo_time_t started,
+                        const char *outcome)
+{
+    colo_sim_t *sim = t->sim;
+    colo_time_t now = sim->eq.now;
+    if (!sim->tl) return;
+    bool wanted = colo_timeline_wants(sim->tl, q->arrival, now);
+    if (q->lane < 0) {
+        if (wanted) colo_timeline_undrawn(sim->tl);
+        return;
+    }
+    uint64_t *use = request_lanes(t), *named = use + REQ_WORDS, bit = (uint64_t)1 << (q->lane % 64);
+    use[q->lane / 64] &= ~bit;
+    if (!wanted) return;
+    int tid = request_tid(t, q->lane);
+    char name[160], args[200];
+    if (!(named[q->lane / 64] & bit)) {
+        named[q->lane / 64] |= bit;
+        snprintf(name, sizeof name, "%s requests, lane %d", t->cfg->name, q->lane + 1);
+        colo_timeline_name(sim->tl, COLO_TL_REQUESTS, tid, name, tid);
+    }
+    colo_time_t waited = (started >= 0 ? started : now) - q->arrival;
+    snprintf(args, sizeof args,
+             "{\"tenant\":\"%s\",\"outcome\":\"%s\",\"latency_ms\":%.6f,\"queued_ms\":%.6f}",
+             t->cfg->name, outcome, COLO_TO_MS(now - q->arrival), COLO_TO_MS(waited));
+    colo_timeline_span(sim->tl, COLO_TL_REQUESTS, tid,
+                       strcmp(outcome, "completed") ? outcome : "request", "request", q->arrival,
+                       now, args);
+}
+
+void colo_domain_request_dropped(colo_tenant_run_t *t, const struct colo_request *q,
+                                 colo_time_t started, colo_drop_reason_t why)
+{
+    char outcome[48];
+    snprintf(outcome, sizeof outcome, "dropped (%s)", colo_drop_reason_name(why));
+    request_end(t, q, started, outcome);
+    colo_serving_drop(t, q->arrival, why);
+}
+
+/* The span of the stream's batch, from batch_start to now. */
+static void batch_span(colo_stream_run_t *s)
+{
+    colo_tenant_run_t *t = s->t;
+    colo_sim_t *sim = t->sim;
+    if (!colo_timeline_wants(sim->tl, s->batch_start, sim->eq.now)) return;
+    char name[96], args[128];
+    snprintf(name, sizeof name, "%s x%d", t->cfg->trace->model, s->n_batch);
+    colo_time_t oldest = s->n_batch ? s->batch[0].arrival : s->batch_start;
+    snprintf(args, sizeof args, "{\"requests\":%d,\"oldest_waited_ms\":%.6f}", s->n_batch,
+             COLO_TO_MS(s->batch_start - oldest));
+    colo_timeline_span(sim->tl, COLO_TL_TENANTS, colo_serving_stream_tid(s), name, "batch",
+                       s->batch_start, sim->eq.now, args);
+}
+
+void colo_domain_timeline_batch(colo_stream_run_t *s)
+{
+    for (int k = 0; k < s->n_batch; k++)
+        request_end(s->t, &s->batch[k], s->batch_start, "completed");
+    batch_span(s);
+}
+
 /* ---- kernels on the hardware model ---- */
 
 /* The timeline: the kernel that ran [kernel_since, now) on the stream's and its partition's
@@ -39,6 +137,14 @@ static void timeline_kernel(colo_stream_run_t *s)
                        s->kernel_since, now, args);
     colo_timeline_span(sim->tl, COLO_TL_PARTITIONS + (int)t->place.sm_set, s->lane + 1, name,
                        "kernel", s->kernel_since, now, args);
+    /* an arrow from each request of the batch to it, at the middle of its span in the window,
+     * which lies inside the request's span too (it arrived before and ends after) */
+    colo_time_t a = s->kernel_since > sim->tl->t0 ? s->kernel_since : sim->tl->t0;
+    colo_time_t b = now < sim->tl->t1 ? now : sim->tl->t1;
+    for (int k = 0; k < s->n_batch; k++)
+        if (s->batch[k].lane >= 0)
+            colo_timeline_flow(sim->tl, COLO_TL_REQUESTS, request_tid(t, s->batch[k].lane),
+                               COLO_TL_TENANTS, colo_serving_stream_tid(s), a + (b - a) / 2);
 }
 
 /* Lanes of one group of timeline tracks: pair[0] the lanes in use, pair[1] those already named.
@@ -290,6 +396,17 @@ void colo_domain_timeline_end(colo_sim_t *sim)
 {
     for (size_t k = 0; sim->tl && k < sim->n_dom; k++)
         if (sim->dom[k].ts_ready) owner_span(&sim->dom[k]);
+    for (size_t i = 0; sim->tl && i < sim->n; i++) { /* requests waiting or running */
+        colo_tenant_run_t *t = &sim->t[i];
+        for (size_t k = 0; k < t->qlen; k++)
+            request_end(t, &t->queue[(t->qhead + k) % t->qcap], -1, "in flight at the end");
+        for (int k = 0; k < t->n_streams; k++) { /* and their batch, its kernels inside */
+            colo_stream_run_t *s = &t->streams[k];
+            for (int b = 0; b < s->n_batch; b++)
+                request_end(t, &s->batch[b], s->batch_start, "in flight at the end");
+            if (s->busy && !t->llm) batch_span(s);
+        }
+    }
 }
 
 static void on_ts_done(void *obj, size_t ctx)
@@ -588,8 +705,10 @@ int colo_sim_set_timeline(colo_sim_t *sim, colo_timeline_t *tl)
     if (!tl) return 0;
     colo_free(sim->lanes);
     colo_free(sim->copy_lanes);
-    /* per SM set, and per copy-engine domain and direction: lanes in use, lanes named */
-    sim->lanes = colo_calloc(2 * sim->hw.sm.n_sets + 1, sizeof *sim->lanes);
+    /* per SM set, and per copy-engine domain and direction: lanes in use, lanes named; then
+     * each tenant's request lanes (request_lanes) */
+    sim->lanes =
+        colo_calloc(2 * sim->hw.sm.n_sets + 1 + 2 * REQ_WORDS * sim->n, sizeof *sim->lanes);
     sim->copy_lanes = colo_calloc(4 * sim->hw.n_ce + 1, sizeof *sim->copy_lanes);
     if (!sim->lanes || !sim->copy_lanes) {
         sim->tl = NULL;
@@ -599,6 +718,7 @@ int colo_sim_set_timeline(colo_sim_t *sim, colo_timeline_t *tl)
     colo_timeline_name(tl, COLO_TL_TENANTS, 0, "tenants (batches, kernels)", 1);
     colo_timeline_name(tl, COLO_TL_COPIES, 0, "copy engines", 2);
     colo_timeline_name(tl, COLO_TL_COUNTERS, 0, "counters", 3);
+    colo_timeline_name(tl, COLO_TL_REQUESTS, 0, "requests (arrival to end; arrows to kernels)", 5);
     for (size_t k = 0; k < sim->n_dom; k++)
         if (sim->dom[k].ts_ready) { /* time-slicing: who holds the GPU, and the switches */
             colo_timeline_name(tl, COLO_TL_OWNER, 0, "time-slicing: who holds the GPU", 4);

@@ -72,7 +72,7 @@ static void start_batch(colo_tenant_run_t *t)
     colo_time_t now = sim->eq.now;
     while (t->qlen && c->deadline > 0 && now - t->queue[t->qhead].arrival > c->deadline) {
         struct colo_request q = pop_request(t); /* waited too long to be worth serving */
-        drop(t, q.arrival, COLO_DROP_DEADLINE);
+        colo_domain_request_dropped(t, &q, -1, COLO_DROP_DEADLINE);
         client_done(t, q.client);
     }
     colo_stream_run_t *s = idle_stream(t);
@@ -139,21 +139,6 @@ void colo_serving_queue_counter(colo_tenant_run_t *t)
     colo_timeline_counter(t->sim->tl, COLO_TL_COUNTERS, name, t->sim->eq.now, (double)waiting(t));
 }
 
-/* The batch that ran [batch_start, now) on the stream's track. */
-static void timeline_batch(colo_stream_run_t *s)
-{
-    colo_tenant_run_t *t = s->t;
-    colo_sim_t *sim = t->sim;
-    if (!colo_timeline_wants(sim->tl, s->batch_start, sim->eq.now)) return;
-    char name[96], args[128];
-    snprintf(name, sizeof name, "%s x%d", t->cfg->trace->model, s->n_batch);
-    colo_time_t oldest = s->n_batch ? s->batch[0].arrival : s->batch_start;
-    snprintf(args, sizeof args, "{\"requests\":%d,\"oldest_waited_ms\":%.6f}", s->n_batch,
-             COLO_TO_MS(s->batch_start - oldest));
-    colo_timeline_span(sim->tl, COLO_TL_TENANTS, colo_serving_stream_tid(s), name, "batch",
-                       s->batch_start, sim->eq.now, args);
-}
-
 static void request_done(colo_stream_run_t *s)
 {
     colo_tenant_run_t *t = s->t;
@@ -161,7 +146,7 @@ static void request_done(colo_stream_run_t *s)
     colo_time_t now = sim->eq.now;
     s->busy = false;
     t->busy_streams--;
-    if (sim->tl) timeline_batch(s);
+    if (sim->tl) colo_domain_timeline_batch(s); /* and its requests' spans */
     for (int k = 0; k < s->n_batch; k++) {
         struct colo_request q = s->batch[k];
         t->done_all++;
@@ -259,7 +244,8 @@ static int push_request(colo_tenant_run_t *t, colo_time_t arrival, int32_t clien
         t->qcap = ncap;
         t->qhead = 0;
     }
-    t->queue[(t->qhead + t->qlen) % t->qcap] = (struct colo_request){arrival, client};
+    t->queue[(t->qhead + t->qlen) % t->qcap] =
+        (struct colo_request){arrival, client, colo_domain_request_lane(t)};
     t->qlen++;
     queue_counter(t);
     return 0;
@@ -399,7 +385,7 @@ static void crash(colo_tenant_run_t *t)
         s->kernel_ready = false;
         s->busy = false;
         for (int b = 0; b < s->n_batch; b++) {
-            drop(t, s->batch[b].arrival, COLO_DROP_FAULT);
+            colo_domain_request_dropped(t, &s->batch[b], s->batch_start, COLO_DROP_FAULT);
             client_done(t, s->batch[b].client);
         }
         s->n_batch = 0;
@@ -407,7 +393,7 @@ static void crash(colo_tenant_run_t *t)
     t->busy_streams = 0;
     while (t->qlen) {
         struct colo_request q = pop_request(t);
-        drop(t, q.arrival, COLO_DROP_FAULT);
+        colo_domain_request_dropped(t, &q, -1, COLO_DROP_FAULT);
         client_done(t, q.client);
     }
     colo_serving_fail(
@@ -524,7 +510,6 @@ int colo_sim_new(const colo_scenario_t *sc, colo_sim_t **out, colo_error_t *err)
     colo_sim_t *sim = colo_calloc(1, sizeof *sim);
     if (!sim) goto fail;
     sim->sc = sc;
-        t->arrivals_ended = -1;
     sim->n = sc->n_tenants;
     sim->end = sc->duration + sc->drain;
     const colo_gpu_t *g = sc->gpu;
@@ -540,6 +525,7 @@ int colo_sim_new(const colo_scenario_t *sc, colo_sim_t **out, colo_error_t *err)
         colo_tenant_run_t *t = &sim->t[i];
         t->sim = sim;
         t->idx = i;
+        t->arrivals_ended = -1;
         t->cfg = &sc->tenants[i];
         t->latency.limit = sc->exact_samples;
         t->qcap = 64;
@@ -639,7 +625,6 @@ static void zero_time_loop(colo_sim_t *sim, const colo_event_t *ev, colo_error_t
                           : "");
 }
 
-    colo_serving_watch(sim);
 int colo_sim_run(colo_sim_t *sim, colo_error_t *err)
 {
     for (size_t i = 0; i < sim->n && !sim->failed; i++) {
@@ -655,6 +640,7 @@ int colo_sim_run(colo_sim_t *sim, colo_error_t *err)
             colo_serving_fail(sim, colo_eq_schedule(&sim->eq, 0, on_query, t, c, NULL));
     }
     colo_serving_fail(sim, colo_eq_schedule(&sim->eq, sim->sc->warmup, on_sample, sim, 0, NULL));
+    colo_serving_watch(sim);
     colo_serving_fail(sim,
                       colo_eq_schedule(&sim->eq, sim->sc->duration, on_window_end, sim, 0, NULL));
     for (size_t f = 0; f < sim->sc->n_faults; f++)

@@ -129,6 +129,7 @@ typedef struct colo_tenant_run {
     struct colo_request {
         colo_time_t arrival;
         int32_t client; /* closed loop: the client that sent it; -1 open loop */
+        int32_t lane;   /* its lane on the timeline's requests track; -1: none */
     } * queue;
     size_t qcap, qhead, qlen;
     colo_arrival_state_t arrivals; /* the arrival process's state (a replayed log) */
@@ -208,7 +209,8 @@ typedef struct colo_sim {
     double util_last[COLO_USE_KINDS], util_first[COLO_USE_KINDS], util_end[COLO_USE_KINDS];
     double util_cap[COLO_USE_KINDS];
     bool util_started, util_ended;
-    uint64_t *lanes;      /* per SM set: timeline lanes in use, lanes named (lane_take) */
+    uint64_t *lanes;      /* per SM set: timeline lanes in use, lanes named (lane_take); and
+                           * per tenant, its request lanes (domain.c, request_lanes) */
     uint64_t *copy_lanes; /* per copy-engine domain and direction: lanes in use, lanes named */
     int failed;           /* first error met inside an event */
     colo_error_t err;     /* and its message, when it was an input error (a log line) */

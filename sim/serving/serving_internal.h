@@ -81,8 +81,17 @@ int colo_serving_llm_alone(const colo_tenant_cfg_t *tc, const colo_gpu_t *gpu,
 /* Domains and partitions of the hardware for the scenario's sharing mechanism. O(tenants +
  * streams + domains), and the kernel schedulers' init. */
 int colo_domain_build(colo_sim_t *sim);
-/* Writes the time-slicing owner spans still open at the end of a run to the timeline. */
+/* Writes the time-slicing owner spans still open at the end of a run to the timeline, and the
+ * spans of the requests still in flight. */
 void colo_domain_timeline_end(colo_sim_t *sim);
+/* The stream's batch has run [batch_start, now): its span, and its requests' (timeline only). */
+void colo_domain_timeline_batch(colo_stream_run_t *s);
+/* A lane of t's requests track for a request arriving now (-1: no timeline, or none free). */
+int32_t colo_domain_request_lane(colo_tenant_run_t *t);
+/* Request q of t is dropped for why (started: when its batch began, -1 if it had not): its
+ * span ends on the timeline, and it is counted (colo_serving_drop). */
+void colo_domain_request_dropped(colo_tenant_run_t *t, const struct colo_request *q,
+                                 colo_time_t started, colo_drop_reason_t why);
 /* Launches what the scheduler picks, until it holds the rest. */
 void colo_domain_dispatch(colo_domain_t *d);
 /* Stops the stream's running kernel, keeping its progress in kernel_left. */
