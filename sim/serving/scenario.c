@@ -5,6 +5,7 @@
 #include "cfg.h"
 #include "gpu_catalog.h"
 #include "hardware.h"
+#include "k8s_yaml.h"
 #include "kernel_model.h"
 #include "layout.h"
 #include "llm_cfg.h"
@@ -257,32 +258,74 @@ static int read_scheduler(const colo_cfg_reader_t *r, const config_setting_t *ro
     return 0;
 }
 
+/* k8s.plugin_config: the device plugin's config file (relative to the scenario's folder) read
+ * into pc; k8s.sharing (how) or k8s.replicas (n > 0) written beside it must say the same. */
+static int k8s_plugin_config(const colo_cfg_reader_t *r, const config_setting_t *g,
+                             const colo_scenario_t *sc, const char *file, const char *how,
+                             long long n, colo_k8s_plugin_t *pc)
+{
+    char *path = NULL;
+    if (colo_path_join(sc->dir, file, &path)) return COLO_ENOMEM;
+    colo_error_t ferr;
+    colo_error_clear(&ferr);
+    int rc = colo_k8s_plugin_read(path, pc, &ferr);
+    colo_free(path);
+    if (rc == COLO_EIO) /* not there: said at the key that names it */
+        return colo_cfg_error(r, config_setting_get_member(g, "plugin_config"), COLO_EINVAL,
+                              "cannot read '%s': %s", ferr.source, ferr.text);
+    if (rc)
+        return colo_error_set(r->err, rc, ferr.source, ferr.line, ferr.key[0] ? ferr.key : NULL,
+                              "%s", ferr.text);
+    const char *says = pc->mps ? "mps" : "time-slicing";
+    if (how && strcmp(how, says) != 0)
+        return colo_cfg_error(r, config_setting_get_member(g, "sharing"), COLO_EINVAL,
+                              "\"%s\" here, but k8s.plugin_config %s shares by %s (%s, line "
+                              "%d): give one of them, or the same",
+                              how, pc->file, says, pc->sharing_key, pc->sharing_line);
+    if (n > 0 && n != pc->replicas)
+        return colo_cfg_error(r, config_setting_get_member(g, "replicas"), COLO_EINVAL,
+                              "%lld here, but k8s.plugin_config %s gives %lld (%s, line %d): "
+                              "give one of them, or the same",
+                              n, pc->file, pc->replicas, pc->replicas_key, pc->replicas_line);
+    return 0;
+}
+
 /* k8s = { sharing = "time-slicing" | "mps"; replicas = N; }: the sharing NVIDIA's Kubernetes
- * device plugin configures (sharing.timeSlicing / sharing.mps with resources[].replicas). It sets
- * sharing.mode (a sharing group may add the other keys, but not another mode). */
+ * device plugin configures (sharing.timeSlicing / sharing.mps with resources[].replicas), or
+ * k8s = { plugin_config = "FILE.yaml"; }: the plugin's own config file says both (k8s_yaml.h);
+ * sharing or replicas written beside it must agree. It sets sharing.mode (a sharing group may
+ * add the other keys, but not another mode). */
 static int read_k8s(const colo_cfg_reader_t *r, const config_setting_t *root, colo_scenario_t *sc)
 {
-    static const char *const keys[] = {"sharing", "replicas", NULL};
+    static const char *const keys[] = {"sharing", "replicas", "plugin_config", NULL};
     const config_setting_t *g;
     int rc = colo_cfg_aggregate(r, root, "k8s", 0, CONFIG_TYPE_GROUP, &g);
     if (rc < 0 || !g) return rc < 0 ? rc : 0;
-    const char *how;
-    long long n;
+    const char *how = NULL, *file = NULL;
+    long long n = 0;
     if ((rc = colo_cfg_check_keys(r, g, keys)) ||
-        (rc = colo_cfg_string(r, g, "sharing", REQ, &how)) ||
-        (rc = colo_cfg_int(r, g, "replicas", POS, &n)))
+        (rc = colo_cfg_string(r, g, "plugin_config", 0, &file)) < 0 ||
+        (rc = colo_cfg_string(r, g, "sharing", file ? 0 : REQ, &how)) < 0 ||
+        (rc = colo_cfg_int(r, g, "replicas", file ? COLO_CFG_POSITIVE : POS, &n)) < 0)
         return rc;
     const config_setting_t *hs = config_setting_get_member(g, "sharing");
-    if (strcmp(how, "timeSlicing") == 0) how = "time-slicing"; /* its config file's spelling */
-    if (strcmp(how, "mps") != 0 && strcmp(how, "time-slicing") != 0)
+    if (how && strcmp(how, "timeSlicing") == 0) how = "time-slicing"; /* its config's spelling */
+    if (how && strcmp(how, "mps") != 0 && strcmp(how, "time-slicing") != 0)
         return colo_cfg_error(r, hs, COLO_EINVAL,
                               "'%s': the device plugin shares by \"time-slicing\" or \"mps\"", how);
+    colo_k8s_plugin_t pc = {0};
+    if (file && (rc = k8s_plugin_config(r, g, sc, file, how, n, &pc))) return rc;
+    if (file) how = pc.mps ? "mps" : "time-slicing", n = pc.replicas;
     sc->k8s.on = true;
     sc->k8s.mps = strcmp(how, "mps") == 0;
     /* the plugin refuses fewer than 2 replicas, and more MPS replicas than MPS clients */
     /* the plugin's MPS limit: 48 clients from compute capability 7.5, 16 before
      * (cmd/mps-control-daemon/mps/device.go) */
     int most = !sc->k8s.mps ? 1000000 : atof(sc->gpu->compute_capability) >= 7.5 ? 48 : 16;
+    if ((n < 2 || n > most) && file) /* where the file says it */
+        return colo_error_set(r->err, COLO_ERANGE, pc.file, pc.replicas_line, pc.replicas_key,
+                              "%lld replicas: the device plugin takes 2 to %d%s", n, most,
+                              sc->k8s.mps ? " (MPS clients)" : "");
     if (n < 2 || n > most)
         return colo_cfg_error(r, config_setting_get_member(g, "replicas"), COLO_ERANGE,
                               "%lld replicas: the device plugin takes 2 to %d%s", n, most,
