@@ -27,6 +27,7 @@
 #include "arrival.h"   /* colo_arrival_ops_t, colo_arrival_register; cfg.h for a process's keys */
 #include "errors.h"    /* colo_error_t, COLO_E*, colo_strerror, colo_error_format */
 #include "run_stats.h" /* colo_run_stats_t, colo_sim_tenant_stats, ... */
+#include "plugin.h"    /* colo_plugin_load, colosim_plugin_init: plug-ins by name */
 #include "scheduler.h" /* colo_sched_ops_t, colo_sched_register */
 #include "simtime.h"   /* colo_time_t, COLO_TO_MS, ... */
 
@@ -71,6 +72,5 @@ void colo_results_text_free(char *text);
  *   char p[4096];  colo_datadir_find("resnet50_bert_timeslice.cfg", "scenarios", p, sizeof p);
  * A scenario found so finds its traces too (they are named relative to it). */
 int colo_datadir_find(const char *name, const char *sub, char *buf, size_t n);
-
 
 #endif

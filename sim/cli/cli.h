@@ -56,6 +56,9 @@ struct colo_cli_scenario_opts {
     colo_time_t tl_start, tl_end; /* tl_end 0: from warmup_s, 1 s long */
 };
 
+/* --plugin PATH: loads the plug-in (plugin.h) at once; 0, or 1 after printing why not. */
+int colo_cli_plugin(const char *path);
+
 /* Parses a scenario command's arguments into o (o->sets is new: the caller frees it). 0, -1
  * for --help (usage printed), or the exit status of a usage error. */
 int colo_cli_parse_scenario_opts(int argc, char **argv, const char *usage, int allow_output,

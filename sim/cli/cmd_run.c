@@ -1,5 +1,6 @@
 /* cmd_run.c: colosim run: simulate a scenario (one GPU, a cluster, or --compare-modes). */
 #include "cli.h"
+#include "accuracy.h"
 #include "alloc.h"
 #include "cluster.h"
 #include "errors.h"
@@ -14,16 +15,21 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 static const char usage_run[] =
     "usage: colosim run FILE [-o OUT.json] [--csv OUT.csv] [--timeline OUT.json\n"
     "                    [--timeline-window START:END]] [--seed N] [--set KEY=VALUE ...] [-q]\n"
-    "                    [--compare-modes]\n"
+    "                    [--compare-modes] [--plugin PATH.so ...]\n"
     "\n"
     "Simulates the scenario in FILE (libconfig; see docs/scenarios.md) and prints a per-tenant\n"
     "latency table. A scenario with a cluster section (docs/cluster.md) describes several GPUs:\n"
     "its tenants are placed on them by the cluster's policy, every GPU is simulated, and the\n"
-    "placement, a per-service table and the number of GPUs needed are printed.\n"
+    "placement, a per-service table and the number of GPUs needed are printed. Under the table:\n"
+    "warnings (an overloaded tenant, a log that ran out) and the accuracy of predictions of\n"
+    "this kind against published measurements (docs/validation.md), also in the results. A run\n"
+    "that takes over a second shows its progress on a terminal (standard error; not with -q).\n"
     "\n"
     "  -o, --output OUT.json  write the results (docs/results.md) to OUT.json, atomically;\n"
     "                         '-' writes them to standard output and implies --quiet\n"
@@ -42,6 +48,8 @@ static const char usage_run[] =
     "      --set KEY=VALUE    override any single value of the scenario, e.g.\n"
     "                         --set sharing.timeslice=short  --set duration_s=60\n"
     "                         --set tenants.resnet50.arrival.rate=300  (a tenant by name or [N])\n"
+    "      --plugin PATH.so   load a plug-in first: its schedulers and arrival processes become\n"
+    "                         names the scenario may use (docs/embedding.md); may be repeated\n"
     "  -q, --quiet            do not print the table\n"
     "      --compare-modes    run the same tenants under timeslice, mps, mig and green and print\n"
     "                         them side by side (-o writes all four results); where the scenario\n"
@@ -128,6 +136,7 @@ static int compare_modes(struct colo_cli_scenario_opts *o)
     if (colo_scenario_load(o->file, sets, o->n_sets, &base, &berr) == 0) k8s = base->k8s.on;
     colo_scenario_free(base);
     int status = 0, ran = 0;
+    colo_accuracy_facts_t facts = {0}; /* of every mechanism that ran */
     for (int m = 0; m < 4; m++) {
         char set[64];
         snprintf(set, sizeof set, "%s=%s", k8s ? "k8s.sharing" : "sharing.mode",
@@ -143,6 +152,7 @@ static int compare_modes(struct colo_cli_scenario_opts *o)
                                       m == 2 ? "MIG" : "a Green Context")
                      : colo_scenario_load(o->file, sets, o->n_sets + 1, &sc, &err);
         if (!rc) rc = colo_simulate_scenario(sc, sets, o->n_sets + 1, &by_mode[m], &err);
+        if (!rc) colo_accuracy_add(&facts, sc);
         colo_scenario_free(sc);
         if (rc == COLO_EINTR) break;
         if (rc) {
@@ -168,7 +178,11 @@ static int compare_modes(struct colo_cli_scenario_opts *o)
         return colo_stop_status();
     }
     if (!ran && !status) status = EXIT_INPUT;
-    if (ran && !o->quiet) colo_results_print_compare(by_mode, modes, 4, stdout);
+    json_t *acc = ran ? colo_accuracy_find(&facts) : NULL;
+    if (ran && !o->quiet) {
+        colo_results_print_compare(by_mode, modes, 4, stdout);
+        colo_accuracy_print(acc, stdout);
+    }
     if (ran && o->csv) {
         colo_error_t err;
         colo_error_clear(&err);
@@ -182,7 +196,8 @@ static int compare_modes(struct colo_cli_scenario_opts *o)
     if (ran && o->output) {
         colo_error_t err;
         colo_error_clear(&err);
-        json_t *doc = json_pack("{s:s,s:o}", "compare", "sharing modes", "modes", all);
+        json_t *doc =
+            json_pack("{s:s,s:o,s:O*}", "compare", "sharing modes", "modes", all, "accuracy", acc);
         all = NULL;
         if (!doc || colo_results_write(doc, o->output, &err)) {
             if (doc) colo_cli_print_error(&err);
@@ -193,9 +208,46 @@ static int compare_modes(struct colo_cli_scenario_opts *o)
         json_decref(doc);
     }
     json_decref(all);
+    json_decref(acc);
     for (int m = 0; m < 4; m++)
         json_decref(by_mode[m]);
     return status;
+}
+
+/* A long run's progress on a terminal (standard error): simulated time, its rate against the
+ * wall clock and the time left, redrawn four times a second once the run has taken a second;
+ * the line is cleared when the run ends (run_progress_end), so the table below stays clean. */
+struct run_progress {
+    double t0, last;
+    bool shown;
+};
+
+static double wall_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void run_progress(void *ctx, colo_time_t now, colo_time_t end)
+{
+    struct run_progress *p = ctx;
+    double w = wall_s();
+    if (p->t0 == 0) p->t0 = w;
+    if (w - p->t0 < 1.0 || w - p->last < 0.25) return;
+    p->last = w;
+    double sim = COLO_TO_S(now), all = COLO_TO_S(end), rate = sim / (w - p->t0);
+    double left = rate > 0 ? (all - sim) / rate : 0; /* at most: the drain may end sooner */
+    fprintf(stderr,
+            "\r  simulated %.1f of at most %.1f s (%.0f %%), %.3g s per second, ETA %d:%02d  ", sim,
+            all, all > 0 ? 100 * sim / all : 0, rate, (int)left / 60, (int)left % 60);
+    fflush(stderr);
+    p->shown = true;
+}
+
+static void run_progress_end(const struct run_progress *p)
+{
+    if (p->shown) fputs("\r\033[K", stderr);
 }
 
 static int cmd_run(int argc, char **argv)
@@ -235,9 +287,18 @@ static int cmd_run(int argc, char **argv)
         if (tl_open && colo_sim_set_timeline(sim, &tl))
             rc = colo_error_set(&err, COLO_ENOMEM, o.file, 0, NULL, "out of memory");
     }
+    struct run_progress prog = {0};
+    if (!rc && !o.quiet && isatty(2)) colo_sim_set_progress(sim, run_progress, &prog);
     if (!rc) rc = colo_sim_run(sim, &err);
+    run_progress_end(&prog);
     if (!rc && !(res = colo_results_json(sim, o.sets, o.n_sets)))
         rc = colo_error_set(&err, COLO_ENOMEM, o.file, 0, NULL, "out of memory");
+    if (!rc) { /* how far predictions of this kind are from published measurements */
+        colo_accuracy_facts_t facts = {0};
+        colo_accuracy_add(&facts, sc);
+        if (json_object_set_new(res, "accuracy", colo_accuracy_find(&facts)))
+            rc = colo_error_set(&err, COLO_ENOMEM, o.file, 0, NULL, "out of memory");
+    }
     /* The outputs are committed in turn, the largest (the timeline) first; one that fails takes
      * back those committed before it, so a run is written whole or not at all. */
     const char *written[3];
@@ -268,6 +329,7 @@ static int cmd_run(int argc, char **argv)
         status = colo_cli_exit_for(rc);
     } else if (!o.quiet) {
         colo_results_print(res, stdout);
+        colo_accuracy_print(json_object_get(res, "accuracy"), stdout);
         if (o.output) printf("results written to %s\n", o.output);
         if (o.csv) printf("CSV written to %s\n", o.csv);
         if (o.timeline)

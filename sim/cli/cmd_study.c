@@ -14,28 +14,35 @@
 #include <unistd.h>
 
 static const char usage_sweep[] =
-    "usage: colosim sweep STUDY.cfg [-j N] [-o DIR] [--plot] [-q]\n"
+    "usage: colosim sweep STUDY.cfg [-j N] [-o DIR] [--plot] [-q] [--plugin PATH.so ...]\n"
     "\n"
     "Runs every point of the study (docs/studies.md): the base scenario with each combination of\n"
     "the grid's axes (or each point of its list). Points run in parallel, N at a time (default:\n"
     "all cores), each written to DIR/points/ as it finishes; a study interrupted and run again\n"
     "skips the points already done. Results: DIR/sweep.json and DIR/sweep.csv, the same bytes\n"
     "whatever N. DIR is the study's output, else STUDY.out beside it. A progress bar (rate, ETA)\n"
-    "is shown on a terminal.\n"
-    "  --plot   also draw the study's plot (its plot = { x; by; y; } section) as SVG and PNG\n"
+    "is shown on a terminal. Under the summary, the accuracy of predictions of this kind against\n"
+    "published measurements (docs/validation.md), also in sweep.json.\n"
+    "  --plot            also draw the study's plot (its plot = { x; by; y; } section) as SVG\n"
+    "                    and PNG\n"
+    "  --plugin PATH.so  load a plug-in first (docs/embedding.md); may be repeated\n"
     "\n"
     "On a cluster: mpirun -np R colosim sweep STUDY.cfg (colosim built with MPI) hands points to\n"
     "the R ranks as they ask, N at a time per rank (default 1), and rank 0 writes the same\n"
     "results as a local run. Every rank must see the study and its files at the same path.\n";
 
 static const char usage_search[] =
-    "usage: colosim search STUDY.cfg [-j N] [-o DIR] [--plot] [-q]\n"
+    "usage: colosim search STUDY.cfg [-j N] [-o DIR] [--plot] [-q] [--plugin PATH.so ...]\n"
     "\n"
-    "For each point of the study, bisects the search key (default load_scale) between lo and hi\n"
-    "for the highest value at which every tenant with an SLO meets it for at least `attainment`\n"
-    "of its requests, judged on a one-sided Student-t lower confidence bound over `replications`\n"
-    "runs with seeds 1, 2, ... Prints a table of capacity per point; writes DIR/search.json and\n"
-    "DIR/search.csv. Interrupted, it resumes like sweep; runs under mpirun like sweep.\n";
+    "For each point of the study, bisects the search key (default load_scale; a count such as\n"
+    "tenants.NAME.copies is searched in whole numbers) between lo and hi for the highest value at\n"
+    "which every tenant with an SLO meets it for at least `attainment` of its requests, pooled\n"
+    "over `replications` runs with seeds 1, 2, ...; each value's Wilson bounds at `confidence`\n"
+    "say whether its requests decide it (a capacity they cannot tell from its neighbour is\n"
+    "marked ?). Prints a table of capacity per point, in the key's units and in requests per\n"
+    "second, and the accuracy of predictions of this kind; writes DIR/search.json (every probe)\n"
+    "and DIR/search.csv. Interrupted, it resumes like sweep; runs under mpirun like sweep.\n"
+    "  --plugin PATH.so  load a plug-in first (docs/embedding.md); may be repeated\n";
 
 /* sweep and search share their options. */
 struct study_opts {
@@ -46,10 +53,13 @@ struct study_opts {
 
 static int parse_study_opts(int argc, char **argv, const char *usage, struct study_opts *o)
 {
-    static const struct option longs[] = {
-        {"jobs", required_argument, NULL, 'j'}, {"output", required_argument, NULL, 'o'},
-        {"plot", no_argument, NULL, 'p'},       {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0}};
+    static const struct option longs[] = {{"jobs", required_argument, NULL, 'j'},
+                                          {"output", required_argument, NULL, 'o'},
+                                          {"plot", no_argument, NULL, 'p'},
+                                          {"quiet", no_argument, NULL, 'q'},
+                                          {"help", no_argument, NULL, 'h'},
+                                          {"plugin", required_argument, NULL, 'P'},
+                                          {NULL, 0, NULL, 0}};
     memset(o, 0, sizeof *o);
     optind = 1;
     int c;
@@ -72,6 +82,9 @@ static int parse_study_opts(int argc, char **argv, const char *usage, struct stu
             break;
         case 'q':
             o->so.quiet = true;
+            break;
+        case 'P':
+            if (colo_cli_plugin(optarg)) return EXIT_INPUT;
             break;
         case 'h':
             fputs(usage, stdout);

@@ -1,6 +1,7 @@
 /* options.c: what the commands share: error printing, exit statuses and the scenario options of
  * run, check and plan. */
 #include "cli.h"
+#include "plugin.h"
 #include "alloc.h"
 #include "cluster.h"
 #include "datadir.h"
@@ -93,6 +94,15 @@ static int parse_window(const char *arg, struct colo_cli_scenario_opts *o)
     return 0;
 }
 
+int colo_cli_plugin(const char *path)
+{
+    colo_error_t err;
+    colo_error_clear(&err);
+    if (!colo_plugin_load(path, "--plugin", 0, NULL, &err)) return 0;
+    colo_cli_print_error(&err);
+    return 1;
+}
+
 int colo_cli_parse_scenario_opts(int argc, char **argv, const char *usage, int allow_output,
                                  struct colo_cli_scenario_opts *o)
 {
@@ -106,6 +116,7 @@ int colo_cli_parse_scenario_opts(int argc, char **argv, const char *usage, int a
         {"timeline", required_argument, NULL, 'T'},
         {"timeline-window", required_argument, NULL, 'W'},
         {"csv", required_argument, NULL, 'V'},
+        {"plugin", required_argument, NULL, 'P'},
         {NULL, 0, NULL, 0},
     };
     memset(o, 0, sizeof *o);
@@ -145,6 +156,9 @@ int colo_cli_parse_scenario_opts(int argc, char **argv, const char *usage, int a
             break;
         case 's':
             o->sets[o->n_sets++] = optarg;
+            break;
+        case 'P':
+            if (colo_cli_plugin(optarg)) return EXIT_INPUT;
             break;
         case 'h':
             fputs(usage, stdout);

@@ -570,8 +570,10 @@ int colo_arrival_parse(colo_arrival_cfg_t *cfg, const colo_cfg_reader_t *r,
     cfg->ops = colo_arrival_find(proc);
     if (!cfg->ops)
         return colo_cfg_error(r, member(g, "process"), COLO_EINVAL,
-                              "unknown arrival process '%s' (expected one of: %s)", proc,
-                              colo_arrival_names());
+                              "unknown arrival process '%s' (expected one of: %s; a "
+                              "plug-in's is known once loaded: --plugin PATH.so or plugins = "
+                              "[...])",
+                              proc, colo_arrival_names());
     return cfg->ops->parse(cfg, r, g, dir);
 }
 

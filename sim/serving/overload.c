@@ -1,7 +1,9 @@
-/* overload.c: the traps a run's figures hide, found while it runs (issue 41): a tenant offered
+/* overload.c: what the serving loop watches besides the requests (issue 41): a tenant offered
  * more than it serves, whose queue grows until the arrivals stop, and a replayed log that runs
- * out before the run does. The results name both (docs/results.md, "Overload and short logs"). */
+ * out before the run does, which the results name (docs/results.md, "Overload and short logs");
+ * and every 4096 events, a stop asked for and the run's progress. */
 #include "serving_internal.h"
+#include "stop.h"
 
 #include <math.h>
 
@@ -43,4 +45,17 @@ bool colo_serving_lg_stopped(colo_tenant_run_t *t, colo_time_t at, colo_time_t n
     if (!colo_loadgen_done(&t->cfg->arrival.lg, t->lg, at)) return false;
     colo_serving_arrivals_ended(t, now);
     return true;
+}
+
+void colo_serving_poll(colo_sim_t *sim)
+{
+    if (colo_stop_requested()) colo_serving_fail(sim, COLO_EINTR);
+    if (sim->progress) sim->progress(sim->progress_ctx, sim->eq.now, sim->end);
+}
+
+void colo_sim_set_progress(colo_sim_t *sim, void (*fn)(void *ctx, colo_time_t now, colo_time_t end),
+                           void *ctx)
+{
+    sim->progress = fn;
+    sim->progress_ctx = ctx;
 }

@@ -1,6 +1,7 @@
 /* scenario.c: reading and validating scenario files. */
 #include "scenario.h"
 #include "scenario_internal.h"
+#include "plugin.h"
 #include "alloc.h"
 #include "cfg.h"
 #include "gpu_catalog.h"
@@ -236,7 +237,9 @@ static int read_scheduler(const colo_cfg_reader_t *r, const config_setting_t *ro
         char names[512];
         colo_sched_names(names, sizeof names);
         return colo_cfg_error(r, config_setting_get_member(g, "policy"), COLO_EINVAL,
-                              "unknown scheduler '%s' (known: %s, or none)", policy, names);
+                              "unknown scheduler '%s' (known: %s, or none; a plug-in's is "
+                              "known once loaded: --plugin PATH.so or plugins = [...])",
+                              policy, names);
     }
     const char *keys[COLO_SCHED_MAX_PARAMS + 2] = {"policy"};
     size_t k = 0;
@@ -412,13 +415,39 @@ static int read_pcie(const colo_cfg_reader_t *r, const config_setting_t *root, c
     return 0;
 }
 
+/* plugins = ["sched.so", ...]: shared objects registering schedulers and arrival processes
+ * (plugin.h), loaded before anything names one; paths relative to the scenario's folder. */
+static int read_plugins(const colo_cfg_reader_t *r, const config_setting_t *root,
+                        colo_scenario_t *sc)
+{
+    const config_setting_t *a = config_setting_get_member(root, "plugins");
+    if (!a) return 0;
+    if (config_setting_type(a) != CONFIG_TYPE_ARRAY && config_setting_type(a) != CONFIG_TYPE_LIST)
+        return colo_cfg_error(r, a, COLO_EINVAL, "a list of shared objects: [\"PATH.so\", ...]");
+    for (int i = 0; i < config_setting_length(a); i++) {
+        const config_setting_t *e = config_setting_get_elem(a, (unsigned)i);
+        const char *p = config_setting_get_string(e);
+        if (!p) return colo_cfg_error(r, e, COLO_EINVAL, "not a string: a plug-in's path");
+        char *path, key[32];
+        if (colo_path_join(sc->dir, p, &path)) return COLO_ENOMEM;
+        const char *src;
+        int line;
+        colo_cfg_location(r, e, &src, &line);
+        snprintf(key, sizeof key, "plugins.[%d]", i);
+        int rc = colo_plugin_load(path, src, line, key, r->err);
+        colo_free(path);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
 static int read_scenario(const colo_cfg_reader_t *r, const config_setting_t *root,
                          colo_scenario_t *sc)
 {
     static const char *const keys[] = {
         "description", "gpu",     "calibration", "seed",   "duration_s", "warmup_s",
         "drain_s",     "sharing", "tenants",     "faults", "metrics",    "scheduler",
-        "load_scale",  "cluster", "pcie",        "k8s",    NULL};
+        "load_scale",  "cluster", "pcie",        "k8s",    "plugins",    NULL};
     int rc = colo_cfg_check_keys(r, root, keys);
     if (rc) return rc;
     if (config_setting_get_member(root, "cluster"))
@@ -448,6 +477,7 @@ static int read_scenario(const colo_cfg_reader_t *r, const config_setting_t *roo
     }
     if ((rc = colo_gpu_open(gpu, sc->dir, sc->calibration, &sc->gpu, gsrc, gline, "gpu", r->err)))
         return rc;
+    if ((rc = read_plugins(r, root, sc))) return rc;
 
     long long seed = 1;
     if ((rc = colo_cfg_int(r, root, "seed", COLO_CFG_NONNEG, &seed)) < 0) return rc;

@@ -657,7 +657,7 @@ int colo_sim_run(colo_sim_t *sim, colo_error_t *err)
             return COLO_EINVAL;
         }
         ev.fn(ev.obj, ev.arg);
-        if ((++polled & 4095) == 0 && colo_stop_requested()) colo_serving_fail(sim, COLO_EINTR);
+        if ((++polled & 4095) == 0) colo_serving_poll(sim);
     }
     /* close the statistics (and the timeline's spans) of what is still running at the end */
     colo_domain_timeline_end(sim);

@@ -155,13 +155,13 @@ typedef struct colo_tenant_run {
     uint64_t good_in_window;     /* of those, within the tenant's SLO: the goodput */
     uint64_t done_all, good_all; /* requests completed over the whole run, within the SLO */
     colo_time_t last_done;       /* when the last of them completed */
-    colo_time_t gpu_time;        /* time its kernels ran (any of its streams), in the window */
     /* overload.c: how much its requests in the system grew over the window; whether that marks
      * it overloaded; when its arrivals ran out (a replayed log's end, LoadGen's stop; -1: they
      * did not) */
     int64_t backlog_growth;
     bool overloaded;
     colo_time_t arrivals_ended;
+    colo_time_t gpu_time; /* time its kernels ran (any of its streams), in the window */
     colo_time_t gpu_since;
     double queue_ns, exec_ns; /* completed requests: time waiting, and from start to end */
     colo_samples_t latency;   /* LLM tenants: end to end */
@@ -197,6 +197,9 @@ typedef struct colo_sim {
     colo_time_t host_spacing, graph_spacing, start_lead;
     colo_time_t last_event;
     colo_timeline_t *tl; /* borrowed; NULL: no timeline */
+    /* colo_sim_set_progress: told every 4096 events how far the run is (NULL: not) */
+    void (*progress)(void *ctx, colo_time_t now, colo_time_t end);
+    void *progress_ctx;
     /* utilisation: time-sliced kernels (outside the solver) by their rates alone: SMs, L2, DRAM */
     double ts_used[3], ts_integral[3];
     bool ts_dram_in_solver; /* some trace has copies: timed kernels' DRAM bytes contend with them */
@@ -252,6 +255,12 @@ void colo_sim_check(const colo_sim_t *sim);
  * tenant's batches and kernels, each SM partition's kernels, each copy engine domain's copies,
  * kernels running and queue lengths. Call before colo_sim_run. 0 or COLO_ENOMEM. */
 int colo_sim_set_timeline(colo_sim_t *sim, colo_timeline_t *tl);
+
+/* Calls fn(ctx, now, end) every 4096 events of colo_sim_run, with the simulated time reached
+ * and the time the run ends at (duration plus drain), for a progress display; fn must be cheap
+ * (it sees the wall clock itself). Call before colo_sim_run. */
+void colo_sim_set_progress(colo_sim_t *sim, void (*fn)(void *ctx, colo_time_t now, colo_time_t end),
+                           void *ctx);
 
 /* The part of the GPU tenant i of sc runs on (whole GPU, MIG instance, Green Context, MPS cap
  * or partition). */

@@ -45,6 +45,9 @@ void colo_serving_arrivals_ended(colo_tenant_run_t *t, colo_time_t now);
 /* Whether LoadGen issues no query at `at` (loadgen.h: its test is over); if so, t's arrivals
  * ended at now. */
 bool colo_serving_lg_stopped(colo_tenant_run_t *t, colo_time_t at, colo_time_t now);
+/* Every 4096 events: stops the run when a stop was asked for (stop.h), and tells the progress
+ * display (colo_sim_set_progress) where it is. */
+void colo_serving_poll(colo_sim_t *sim);
 
 /* llm.c: LLM tenants (docs/llm.md) */
 

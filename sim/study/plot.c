@@ -313,14 +313,18 @@ static int metric(json_t *t, const char *y, double *v)
 
 /* Whether a run could not keep up, so that its percentiles, of the requests that finished, are
  * capped by the run's length: requests that arrived in the window were still unfinished when it
- * stopped (of any tenant when t is a cluster's whole results), or, for a tenant, the requests
+ * stopped (of any tenant when t is a cluster's whole results), or, for a tenant, its results
+ * mark it "overloaded" (docs/results.md; files written before that mark: the requests
  * completed in the window fell short of those that arrived in it by more than 5 % and more than
  * 5 requests (the queue grew through the window, though the drain then emptied it; a stable run
  * is short by the few requests in service at the window's ends: at most 6 in the shipped
- * p99_vs_load sweep). sc: the run's "scenario" object. */
+ * p99_vs_load sweep)). sc: the run's "scenario" object. */
 static bool overloaded(json_t *t, json_t *sc, bool whole)
 {
     if (!whole) {
+        json_t *marked = json_object_get(t, "overloaded"); /* the run's own rule, when it has it */
+        if (json_is_boolean(marked))
+            return json_is_true(marked) || colo_plot_num(t, "in_flight") > 0;
         double window = colo_plot_num(sc, "duration_s") - colo_plot_num(sc, "warmup_s");
         double arrived = colo_plot_num(t, "arrived");
         double short_by = arrived - colo_plot_num(t, "throughput_rps") * window;
@@ -653,7 +657,7 @@ int colo_plot_search(json_t *search, const char *base, colo_error_t *err)
      * whisker is the replications' own capacities' confidence interval, else (older files) the
      * bisection's bracket */
     double tol = colo_plot_num(head, "tolerance"), top = 0;
-    bool all_ci = true;
+    bool all_ci = true, undecided = false;
     fputs("set encoding utf8\n$b << EOD\n", f);
     json_array_foreach(points, i, p)
     {
@@ -681,6 +685,8 @@ int colo_plot_search(json_t *search, const char *base, colo_error_t *err)
         if (json_is_array(ci))
             down = json_number_value(json_array_get(ci, 0)),
             up = json_number_value(json_array_get(ci, 1));
+        if (json_is_false(json_object_get(p, "decided")) && strlen(text) + 1 < sizeof text)
+            strcat(text, "?"), undecided = true; /* as the table marks it */
         all_ci &= json_is_array(ci) || !json_is_number(json_object_get(p, "capacity"));
         fprintf(f, "%zu %.9g %.9g %.9g \"%s\" %zu\n", g, cap, down, up, text, s);
         top = up > top ? up : top;
@@ -754,6 +760,7 @@ int colo_plot_search(json_t *search, const char *base, colo_error_t *err)
           f);
     colo_plot_gp_string(f, whisker);
     fputs(", $b using (bar($1,$6)):4:5 with labels offset 0,0.8 font ',9' notitle", f);
+    if (undecided) fputs(", NaN with points pt -1 title '?: too few requests to decide'", f);
     fputc('\n', f);
     json_decref(groups);
     json_decref(series);

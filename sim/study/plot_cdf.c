@@ -114,6 +114,7 @@ int colo_plot_cdf(json_t *results, const char *base, colo_error_t *err)
     json_array_foreach(ts, i, t)
     {
         double left = colo_plot_num(t, "in_flight"), slo = colo_plot_num(t, "slo_ms");
+        bool over = left > 0 || json_is_true(json_object_get(t, "overloaded"));
         json_t *a = json_object_get(t, "slo_attainment");
         char name[512];
         int n = snprintf(name, sizeof name, "%s", json_string_value(json_object_get(t, "name")));
@@ -123,6 +124,8 @@ int colo_plot_cdf(json_t *results, const char *base, colo_error_t *err)
         if (left > 0 && n > 0 && (size_t)n < sizeof name)
             snprintf(name + n, sizeof name - (size_t)n, ", %.0f of %.0f left at end", left,
                      colo_plot_num(t, "arrived"));
+        else if (over && n > 0 && (size_t)n < sizeof name)
+            snprintf(name + n, sizeof name - (size_t)n, ", overloaded");
         if (colo_plot_num(json_object_get(t, "latency_ms"), "p50") > 0) {
             fprintf(f, "%s$d%zu using 1:2 with %s ls %zu title ", k++ ? ", " : "", i,
                     json_array_size(json_object_get(json_object_get(t, "latency_ms"), "cdf"))
@@ -130,8 +133,8 @@ int colo_plot_cdf(json_t *results, const char *base, colo_error_t *err)
                         : "linespoints",
                     i + 1);
             colo_plot_gp_string(f, name);
-            if (left > 0) fprintf(f, ", $o%zu using 1:2 with points ls 90 notitle", i);
-            any_over |= left > 0;
+            if (over) fprintf(f, ", $o%zu using 1:2 with points ls 90 notitle", i);
+            any_over |= over;
         }
         if (slo > 0 && json_is_number(a))
             fprintf(f, "%s$s%zu using 1:2 with points pt 12 ps 2.4 lw 2 lc rgb '%s' notitle",
@@ -141,7 +144,9 @@ int colo_plot_cdf(json_t *results, const char *base, colo_error_t *err)
         fputs(", NaN with lines ls 91 title 'SLO', NaN with points pt 12 ps 2.4 lw 2 "
               "lc rgb 'black' title 'share within its SLO'",
               f);
-    if (any_over) fputs(", NaN with points ls 90 title 'overloaded (requests left at end)'", f);
+    if (any_over)
+        fputs(", NaN with points ls 90 title 'overloaded (its queue grew, or requests were left)'",
+              f);
     fputc('\n', f);
     int rc = colo_plot_render_both(f, &body, w, h, base, err);
     free(body);

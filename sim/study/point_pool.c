@@ -14,6 +14,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -186,6 +187,35 @@ static double mono_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* ---- simulations counted across processes: a page shared with the children ---- */
+
+static unsigned long long *runs_shared;
+
+int colo_study_runs_open(void)
+{
+    void *p =
+        mmap(NULL, sizeof *runs_shared, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return -1;
+    runs_shared = p;
+    return 0;
+}
+
+void colo_study_runs_close(void)
+{
+    if (runs_shared) munmap(runs_shared, sizeof *runs_shared);
+    runs_shared = NULL;
+}
+
+void colo_study_count_run(void)
+{
+    if (runs_shared) __atomic_fetch_add(runs_shared, 1, __ATOMIC_RELAXED);
+}
+
+unsigned long long colo_study_runs(void)
+{
+    return runs_shared ? __atomic_load_n(runs_shared, __ATOMIC_RELAXED) : 0;
+}
+
 void colo_study_progress(colo_study_progress_t *pr, size_t done, bool final)
 {
     if (!pr->on) return;
@@ -199,8 +229,11 @@ void colo_study_progress(colo_study_progress_t *pr, size_t done, bool final)
     double eta = rate > 0 ? (double)(pr->total - done) / rate : 0;
     int width = 30,
         fill = pr->total ? (int)((double)width * (double)done / (double)pr->total) : width;
-    fprintf(stderr, "\r[%.*s%*s] %zu/%zu points, %.1f/s, ETA %d:%02d%s", fill,
-            "##############################", width - fill, "", done, pr->total, rate,
+    unsigned long long runs = colo_study_runs(); /* a search's probes: more than its points */
+    char more[48] = "";
+    if (runs > done) snprintf(more, sizeof more, ", %llu runs", runs);
+    fprintf(stderr, "\r[%.*s%*s] %zu/%zu points%s, %.1f/s, ETA %d:%02d%s", fill,
+            "##############################", width - fill, "", done, pr->total, more, rate,
             (int)eta / 60, (int)eta % 60, final ? "\n" : "  ");
     fflush(stderr);
 }

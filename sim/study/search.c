@@ -5,6 +5,7 @@
 #include "scenario.h"
 #include "cluster.h"
 #include "study_internal.h"
+#include "accuracy.h"
 #include "alloc.h"
 #include "atomic_file.h"
 #include "csv.h"
@@ -188,6 +189,13 @@ static int probe(const colo_study_t *s, char **sets, size_t n, struct probes *pr
     struct tally ta = {0};
     int rc = run_reps(s, sets, n, x, 0, pr->reps, &ta, row, err);
     struct verdict v = judge(s, &ta);
+    /* requests too few to decide it: more seeds, a batch of replications at a time, up to
+     * max_replications (the replications' own capacities keep to the first ones) */
+    while (!rc && !v.sure && ta.runs < s->search.max_replications) {
+        int more = s->search.max_replications - ta.runs;
+        rc = run_reps(s, sets, n, x, ta.runs, more < pr->reps ? more : pr->reps, &ta, NULL, err);
+        if (!rc) v = judge(s, &ta);
+    }
     bool held = true;
     if (rc && (rc = cannot_hold(s, x, rc, err)) == 1) {
         rc = 0, held = false;
@@ -434,9 +442,13 @@ int colo_search_run(const colo_study_t *s, const colo_sweep_opts_t *o, colo_erro
                                       "a value passes when every tenant's attainment, its "
                                       "requests pooled over the replications, is at least the "
                                       "goal; each value's one-sided Wilson score bounds at the "
-                                      "confidence say whether its requests decide it"));
+                                      "confidence say whether its requests decide it, and one "
+                                      "they do not is run with more seeds, up to "
+                                      "max_replications"));
         json_object_set_new(json_object_get(doc, "search"), "integer",
                             json_boolean(s->search.integer));
+        json_object_set_new(json_object_get(doc, "search"), "max_replications",
+                            json_integer(s->search.max_replications));
     }
     char *jpath = colo_study_joined(dir, "search.json"),
          *cpath = colo_study_joined(dir, "search.csv");
@@ -485,11 +497,11 @@ int colo_search_run(const colo_study_t *s, const colo_sweep_opts_t *o, colo_erro
     }
     if (!rc && !o->quiet) {
         printf("highest %s at which every tenant meets its SLO for >= %.4g of its requests, "
-               "pooled over %d replications; each replication's own capacity by the same rule, "
-               "their mean and its %.0f %% confidence interval; a capacity whose %.0f %% Wilson "
-               "bounds cannot tell it from its neighbour is marked\n\n",
+               "pooled over %d replications (up to %d where their %.0f %% Wilson bounds cannot "
+               "decide); each replication's own capacity by the same rule, their mean and its "
+               "%.0f %% confidence interval; a capacity still undecided is marked ?\n\n",
                s->search.key, s->search.attainment, s->search.replications,
-               100 * s->search.confidence, 100 * s->search.confidence);
+               s->search.max_replications, 100 * s->search.confidence, 100 * s->search.confidence);
         for (size_t a = 0; a < s->n_axes; a++)
             printf("%-16.16s ", s->axes[a].key);
         printf("%12s  %10s  %s\n", "capacity", "req/s", "replications' own: mean [CI]");
@@ -525,9 +537,10 @@ int colo_search_run(const colo_study_t *s, const colo_sweep_opts_t *o, colo_erro
         json_array_foreach(points, i, p) any |= json_is_false(json_object_get(p, "decided"));
         if (any)
             printf("\n?: the runs at the capacity or just above it have too few requests to tell "
-                   "them apart at %.0f %% (search.json: probes, requests_to_decide): more "
-                   "replications or longer runs\n",
-                   100 * s->search.confidence);
+                   "them apart at %.0f %%, even with %d replications (search.json: probes, "
+                   "requests_to_decide): raise max_replications, or run longer\n",
+                   100 * s->search.confidence, s->search.max_replications);
+        colo_accuracy_print(json_object_get(doc, "accuracy"), stdout);
         printf("\nwritten to %s and %s\n", jpath, cpath);
     }
     colo_free(jpath);

@@ -2,6 +2,7 @@
  * pool of worker processes in point_pool.c. */
 #define _GNU_SOURCE /* strdup in the child; sysconf names */
 #include "study.h"
+#include "accuracy.h"
 #include "study_internal.h"
 #include "alloc.h"
 #include "atomic_file.h"
@@ -18,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MAX_AXIS_VALUES 100000
@@ -166,8 +168,9 @@ static int read_list(const colo_cfg_reader_t *r, const config_setting_t *l, colo
 
 static int read_search(const colo_cfg_reader_t *r, const config_setting_t *g, colo_study_t *s)
 {
-    static const char *const keys[] = {"key",          "lo",         "hi",         "tolerance",
-                                       "replications", "confidence", "attainment", NULL};
+    static const char *const keys[] = {"key",        "lo",           "hi",
+                                       "tolerance",  "replications", "max_replications",
+                                       "confidence", "attainment",   NULL};
     int rc = colo_cfg_check_keys(r, g, keys);
     if (rc) return rc;
     const char *key = "load_scale";
@@ -182,11 +185,12 @@ static int read_search(const colo_cfg_reader_t *r, const config_setting_t *g, co
     s->search.replications = 3;
     s->search.confidence = 0.95;
     s->search.attainment = 0.99;
-    long long reps = 3;
+    long long reps = 3, most = -1;
     if ((rc = colo_cfg_double(r, g, "lo", COLO_CFG_POSITIVE, &s->search.lo)) < 0 ||
         (rc = colo_cfg_double(r, g, "hi", COLO_CFG_POSITIVE, &s->search.hi)) < 0 ||
         (rc = colo_cfg_double(r, g, "tolerance", COLO_CFG_POSITIVE, &s->search.tolerance)) < 0 ||
         (rc = colo_cfg_int(r, g, "replications", COLO_CFG_POSITIVE, &reps)) < 0 ||
+        (rc = colo_cfg_int(r, g, "max_replications", COLO_CFG_POSITIVE, &most)) < 0 ||
         (rc = colo_cfg_double(r, g, "confidence", COLO_CFG_POSITIVE, &s->search.confidence)) < 0 ||
         (rc = colo_cfg_double(r, g, "attainment", COLO_CFG_POSITIVE, &s->search.attainment)) < 0)
         return rc;
@@ -206,6 +210,11 @@ static int read_search(const colo_cfg_reader_t *r, const config_setting_t *g, co
         return colo_cfg_error(r, config_setting_get_member(g, "replications"), COLO_ERANGE,
                               "at most 1000");
     s->search.replications = (int)reps;
+    if (most < 0) most = 4 * reps; /* not given */
+    if (most < reps || most > 4000)
+        return colo_cfg_error(r, config_setting_get_member(g, "max_replications"), COLO_ERANGE,
+                              "from replications (%lld: no more runs) to 4000", reps);
+    s->search.max_replications = (int)most;
     if (s->search.confidence >= 1)
         return colo_cfg_error(r, config_setting_get_member(g, "confidence"), COLO_ERANGE,
                               "a probability below 1");
@@ -435,11 +444,15 @@ static int run_points(const colo_study_t *s, const colo_sweep_opts_t *o, const c
     int failed = 0;
     bool ok;
     colo_study_progress(&pr, done, false);
+    bool counted = pr.on && colo_study_runs_open() == 0; /* the bar counts the children's runs */
     while (!rc && (next < n_todo || colo_pool_running(pool) > 0)) {
         if (!rc) rc = colo_pool_fill(pool, s, fn, dir, todo, n_todo, &next, err);
-        if (colo_pool_reap(pool, true, &point, &ok)) {
+        /* with a bar, look every 0.1 s so it moves while points run (a search's probes) */
+        if (colo_pool_reap(pool, !counted, &point, &ok)) {
             done++;
             failed += !ok;
+        } else if (counted) {
+            nanosleep(&(struct timespec){0, 100000000}, NULL);
         }
         colo_study_progress(&pr, done, false);
         if (!rc && colo_stop_requested()) rc = COLO_EINTR;
@@ -449,6 +462,7 @@ static int run_points(const colo_study_t *s, const colo_sweep_opts_t *o, const c
         failed += !ok;
     }
     colo_study_progress(&pr, done, true);
+    if (counted) colo_study_runs_close();
     if (rc != COLO_EINTR) colo_study_say_skipped(o, total - n_todo, total);
     colo_pool_free(pool);
     colo_free(todo);
@@ -616,6 +630,8 @@ int colo_study_run_and_gather(const colo_study_t *s, const colo_sweep_opts_t *o,
     if (!rc && !(*doc = study_head(s, kind)))
         rc = colo_error_set(err, COLO_ENOMEM, s->path, 0, NULL, "out of memory");
     if (!rc) json_object_set(*doc, "points", *points);
+    if (!rc && json_object_set_new(*doc, "accuracy", colo_study_accuracy(s)))
+        rc = colo_error_set(err, COLO_ENOMEM, s->path, 0, NULL, "out of memory");
     return rc;
 }
 
@@ -637,6 +653,7 @@ int colo_sweep_run(const colo_study_t *s, const colo_sweep_opts_t *o, colo_error
         json_array_foreach(points, i, p) failed += json_object_get(p, "error") != NULL;
         printf("%zu points (%zu could not run: see \"error\"); written to %s and %s\n",
                json_array_size(points), failed, jpath, cpath);
+        colo_accuracy_print(json_object_get(doc, "accuracy"), stdout);
     }
     colo_free(jpath);
     colo_free(cpath);

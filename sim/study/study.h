@@ -41,8 +41,10 @@ typedef struct colo_study {
                        * exactly to the largest integer that meets the goal */
         double lo, hi, tolerance;
         int replications;
-        double confidence; /* of the lower bound on each tenant's SLO attainment */
-        double attainment; /* the share of requests within SLO every tenant must reach */
+        int max_replications; /* a value its replications cannot decide runs more seeds, up
+                               * to this many (4 x replications unless given) */
+        double confidence;    /* of the Wilson bounds on each tenant's SLO attainment */
+        double attainment;    /* the share of requests within SLO every tenant must reach */
     } search;
     /* plot */
     struct {
@@ -99,21 +101,22 @@ int colo_sweep_run(const colo_study_t *s, const colo_sweep_opts_t *o, colo_error
 #define COLO_SEARCH_MIN_TOLERANCE 1e-12
 #define COLO_SEARCH_MAX_STEPS 200
 
-/* For each point, bisects the search key between lo and hi: the highest value at which every
- * tenant's SLO attainment has a one-sided lower confidence bound (Student t over the
- * replications, seeds seed, seed+1, ...) of at least the goal. Writes search.json and
- * search.csv to the output folder and prints the table. 0 or a negative code. */
+/* For each point, bisects the search key between lo and hi (colo_search_point): the highest
+ * value at which every tenant's SLO attainment, its requests pooled over the replications, is
+ * at least the goal. Writes search.json and search.csv to the output folder and prints the
+ * table. 0 or a negative code. */
 int colo_search_run(const colo_study_t *s, const colo_sweep_opts_t *o, colo_error_t *err);
 
 /* Runs the search at one point: *capacity gets the answer (lo when even lo fails, with
  * *lo_fails; hi when hi passes, with *hi_passes): the highest value at which every tenant's
  * attainment, pooled over the replications, is at least the goal. A value whose replications
  * cannot decide that at the study's confidence (Wilson score bounds on the pooled requests) is
- * run with more seeds, up to 4x the replications. rep_caps (replications doubles, or NULL: not
- * wanted) gets each replication's own capacity by the same rule on its requests alone: the same
- * bisection on its seed, started from what the shared probes showed of it, so it costs a few
- * single runs more. *probes (when not NULL) gets every value tried, in order (value, requests,
- * attainment, its bounds, runs, verdict): new JSON. For tests and for colo_search_run. */
+ * run with more seeds, a batch of replications at a time, up to max_replications. rep_caps
+ * (replications doubles, or NULL: not wanted) gets each replication's own capacity by the same rule
+ * on its requests alone: the same bisection on its seed, started from what the shared probes showed
+ * of it, so it costs a few single runs more. *probes (when not NULL) gets every value tried, in
+ * order (value, requests, attainment, its bounds, runs, verdict): new JSON. For tests and for
+ * colo_search_run. */
 int colo_search_point(const colo_study_t *s, char **sets, size_t n_sets, double *capacity,
                       bool *lo_fails, bool *hi_passes, double *rep_caps, json_t **probes,
                       colo_error_t *err);

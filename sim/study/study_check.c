@@ -107,6 +107,7 @@ int colo_study_simulate(const colo_study_t *s, char **sets, size_t n, json_t **r
 {
     int rc = colo_simulate_file(s->scenario, (const char *const *)sets, n, res, err);
     if (rc) blame_study(s, sets, n, err);
+    colo_study_count_run();
     return rc;
 }
 

@@ -30,6 +30,18 @@ int colo_study_one_key_each(const colo_study_t *s, colo_error_t *err);
  * number), into buf. */
 void colo_study_search_kv(const colo_study_t *s, double x, char *buf, size_t n);
 
+/* The simulations the study's points have made so far, counted across the pool's processes
+ * (point_pool.c) for the progress bar: a search's probes. colo_study_runs_open before the pool
+ * forks (0, or nonzero when the count cannot be shared: then it stays 0), _close after. */
+int colo_study_runs_open(void);
+void colo_study_runs_close(void);
+void colo_study_count_run(void);
+unsigned long long colo_study_runs(void);
+
+/* The accuracy that applies to the study's answers (accuracy.h), from its points' scenarios
+ * (each value of each axis; a search's key at its top): colo_accuracy_find's object. */
+json_t *colo_study_accuracy(const colo_study_t *s);
+
 /* The n strings as a new JSON array (copied), or NULL when out of memory. */
 json_t *colo_study_string_array(char **v, size_t n);
 

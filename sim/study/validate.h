@@ -55,6 +55,10 @@ typedef struct colo_vcase {
     colo_vrun_t over; /* divide by this run's number */
     /* after colo_vsuite_run */
     double predicted, error; /* error = (predicted - published) / published */
+    /* the run's sharing mechanism ("timeslice", "mps", "mig", "green"; a trace run: "alone",
+     * or the mechanism its place stands for) and GPU, for the accuracy a run is told
+     * (accuracy.h) */
+    char mechanism[16], gpu[64];
 } colo_vcase_t;
 
 typedef struct colo_vsuite {

@@ -45,6 +45,8 @@ json_t *colo_vsuite_json(const colo_vsuite_t *s)
                       s->sources[c->source].name, "category", c->category, "role",
                       c->calibration ? "calibration" : "validation", "what", c->what, "published",
                       c->published, "predicted", c->predicted, "error", c->error, "from", c->from);
+        if (e && c->mechanism[0]) json_object_set_new(e, "mechanism", json_string(c->mechanism));
+        if (e && c->gpu[0]) json_object_set_new(e, "gpu", json_string(c->gpu));
         if (e && c->substitute) json_object_set_new(e, "substitute", json_string(c->substitute));
         if (e && c->cause) json_object_set_new(e, "cause", json_string(c->cause));
         if (!e || json_array_append_new(cases, e)) {

@@ -216,10 +216,11 @@ static int trace_value(const colo_vrun_t *r, double *out, colo_error_t *err)
 }
 
 /* The number of one run: simulated once per distinct scenario and overrides. */
-static int evaluate(colo_vsuite_t *s, const colo_vcase_t *c, const colo_vrun_t *r, const char *key,
+static int evaluate(colo_vsuite_t *s, colo_vcase_t *c, const colo_vrun_t *r, const char *key,
                     struct cached **cache, size_t *n_cache, size_t *cap, double *out,
                     colo_error_t *err)
 {
+    colo_vcase_t *mc = r == &c->run ? c : NULL; /* what ran, for the record */
     if (r->trace) {
         colo_error_t sub;
         colo_error_clear(&sub);
@@ -227,6 +228,15 @@ static int evaluate(colo_vsuite_t *s, const colo_vcase_t *c, const colo_vrun_t *
         int rc = trace_value(r, &v, &sub);
         if (rc) return run_error(s, c, r, r == &c->over, &sub, err);
         *out = v * r->scale;
+        if (mc) {
+            const char *p = r->place;
+            snprintf(mc->mechanism, sizeof mc->mechanism, "%s",
+                     !p || !strcmp(p, "whole") ? "alone"
+                     : !strncmp(p, "mig:", 4)  ? "mig"
+                     : !strncmp(p, "mps:", 4)  ? "mps"
+                                               : "green");
+            snprintf(mc->gpu, sizeof mc->gpu, "%s", r->gpu);
+        }
         return 0;
     }
     char *k = run_key(r);
@@ -253,6 +263,14 @@ static int evaluate(colo_vsuite_t *s, const colo_vcase_t *c, const colo_vrun_t *
         k = NULL;
     }
     colo_free(k);
+    if (mc) {
+        json_t *sc = json_object_get(res, "scenario");
+        const char *mode =
+                       json_string_value(json_object_get(json_object_get(sc, "sharing"), "mode")),
+                   *gpu = json_string_value(json_object_get(sc, "gpu"));
+        snprintf(mc->mechanism, sizeof mc->mechanism, "%s", mode ? mode : "");
+        snprintf(mc->gpu, sizeof mc->gpu, "%s", gpu ? gpu : "");
+    }
     char why[200];
     double v;
     if (metric_at(res, r->metric, &v, why, sizeof why))

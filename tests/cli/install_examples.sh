@@ -34,8 +34,12 @@ for ex in "$work/ex-pc" "$work/ex-cmake"; do
     grep -q '^resnet50: [0-9]* completed, p99 ' embed.txt || { echo "FAIL: $ex/embed"; cat embed.txt; exit 1; }
     "$ex/lifo_scheduler" "$src/examples/lifo.cfg" > lifo.txt
     grep -q '^bert: p99 ' lifo.txt || { echo "FAIL: $ex/lifo_scheduler"; cat lifo.txt; exit 1; }
+    # the plug-in built against the installed headers, loaded by the installed program by name
+    "$p/bin/colosim" run "$src/examples/lifo.cfg" --plugin "$ex/liblifo_plugin.so" -q -o plug.json ||
+        { echo "FAIL: $ex/liblifo_plugin.so"; exit 1; }
+    [ "$(jq -r '.scenario.overrides | length' plug.json)" = 0 ] || { echo "FAIL: plug.json"; exit 1; }
 done
 # the library's GPU files are the moved prefix's (no source tree needed)
 "$p/bin/colosim" gpus h100-sxm | grep -q "file *$(realpath "$p")/share/colosim/gpus/h100-sxm.cfg" ||
     { echo "FAIL: colosim gpus does not read the moved prefix"; exit 1; }
-echo "install_examples: both examples built with pkg-config and with CMake against a moved prefix, and ran"
+echo "install_examples: the examples and the plug-in built with pkg-config and with CMake against a moved prefix, and ran"
