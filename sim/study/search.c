@@ -322,7 +322,10 @@ int colo_search_point(const colo_study_t *s, char **sets, size_t n, double *capa
 }
 
 /* The replications' own capacities, their mean and its two-sided confidence interval at the
- * search's confidence (Student t; none for one replication). NULL when out of memory. */
+ * search's confidence (Student t; none for one replication), its top raised by the bisection's
+ * resolution: a replication's capacity c says only that it passes at c and fails at the next
+ * value up (c + 1 for a count, c x (1 + tolerance) at most otherwise), so replications that all
+ * found 6 copies put the capacity in [6, 7], not at 6 exactly. NULL when out of memory. */
 static json_t *reps_json(const colo_study_t *s, const double *c)
 {
     int k = s->search.replications;
@@ -338,7 +341,8 @@ static json_t *reps_json(const colo_study_t *s, const double *c)
         k > 1 ? gsl_cdf_tdist_Pinv(0.5 + 0.5 * s->search.confidence, k - 1) * sqrt(var) / sqrt(k)
               : 0;
     /* no capacity is below 0: the interval is cut there */
-    json_t *ci = k > 1 ? json_pack("[f,f]", fmax(0, mean - half), mean + half) : json_null();
+    double step = s->search.integer ? 1 : s->search.tolerance * mean;
+    json_t *ci = k > 1 ? json_pack("[f,f]", fmax(0, mean - half), mean + half + step) : json_null();
     return caps && ci ? json_pack("{s:o,s:f,s:o,s:f}", "capacities", caps, "mean", mean, "ci", ci,
                                   "ci_level", s->search.confidence)
                       : NULL;
