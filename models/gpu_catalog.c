@@ -1,16 +1,15 @@
 /* gpu_catalog.c: finding GPU descriptions by name on the search path, listing them, opening one
  * with its calibration applied, and naming the file for a device as CUDA reports it. Uses gpu.c
  * and calibration.c; neither uses this file, so the two do not depend on each other both ways. */
-#define _GNU_SOURCE /* dladdr */
 #include "gpu_catalog.h"
 #include "alloc.h"
 #include "calibration.h"
+#include "datadir.h"
 #include "errors.h"
 #include "version.h"
 
 #include <ctype.h>
 #include <dirent.h>
-#include <dlfcn.h>
 #include <stdio.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -24,40 +23,17 @@ static int is_file(const char *p)
     return stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-static int is_dir(const char *p)
-{
-    struct stat st;
-    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-/* The installed data beside this code: DIR/../share/colosim/gpus, where DIR holds the file this
- * function was loaded from (the colosim program, or libcolosim.so in a lib/ folder; also
- * DIR/../../share for a multiarch lib/ARCH/), so that an installed prefix can be moved
- * anywhere. Empty when the file cannot be told. */
+/* The installed data beside this code: share/colosim/gpus of the prefix the colosim program or
+ * libcolosim.so was loaded from (datadir.h), so that an installed prefix can be moved anywhere;
+ * where there is none, the usual place, to name in a message. Empty when it cannot be told. */
 static void exe_relative_dir(char *buf, size_t n)
 {
-    char exe[4096] = "";
-    Dl_info info;
-    if (dladdr((void *)exe_relative_dir, &info) && info.dli_fname && info.dli_fname[0] == '/')
-        snprintf(exe, sizeof exe, "%s", info.dli_fname);
-    else {
-        ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-        exe[len > 0 ? len : 0] = '\0';
-    }
-    buf[0] = '\0';
-    char *slash = strrchr(exe, '/');
-    if (!slash) return;
-    *slash = '\0';
-    char cand[2][4200], real[PATH_MAX];
-    snprintf(cand[0], sizeof cand[0], "%s/../share/colosim/gpus", exe);
-    snprintf(cand[1], sizeof cand[1], "%s/../../share/colosim/gpus", exe);
-    /* the first that exists, its path tidied (PREFIX/share/..., not PREFIX/bin/../share/...);
-     * neither: the usual place, to name in a message */
-    int k = is_dir(cand[0]) ? 0 : is_dir(cand[1]) ? 1 : -1;
-    if (k >= 0 && realpath(cand[k], real))
-        snprintf(buf, n, "%s", real);
+    char base[4096];
+    colo_datadir_installed(base, sizeof base);
+    if (base[0])
+        snprintf(buf, n, "%s/gpus", base);
     else
-        snprintf(buf, n, "%s", cand[k < 0 ? 0 : k]);
+        buf[0] = '\0';
 }
 
 /* Calls fn(dir, ctx) for each search directory until fn returns non-zero: $COLOSIM_GPU_PATH

@@ -44,14 +44,12 @@ static int is_dir(const char *p)
     return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-/* The installed data folder beside the file this code was loaded from (the colosim program, or
- * libcolosim.so when a program or Python loads the library), its path tidied; empty when that
- * file cannot be told or has no such folder beside it. */
-static void installed_dir(char *buf, size_t n)
+int colo_datadir_installed(char *buf, size_t n)
 {
     char self[4096] = "";
     Dl_info info;
-    if (dladdr((void *)installed_dir, &info) && info.dli_fname && info.dli_fname[0] == '/')
+    if (dladdr((void *)colo_datadir_installed, &info) && info.dli_fname &&
+        info.dli_fname[0] == '/')
         snprintf(self, sizeof self, "%s", info.dli_fname);
     else {
         ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
@@ -59,17 +57,19 @@ static void installed_dir(char *buf, size_t n)
     }
     buf[0] = '\0';
     char *slash = strrchr(self, '/');
-    if (!slash) return;
+    if (!slash) return COLO_ENOENT;
     *slash = '\0';
     static const char *const rel[] = {COLO_DATADIR_FROM_BIN, COLO_DATADIR_FROM_LIB};
     for (size_t k = 0; k < 2; k++) {
         char cand[PATH_LEN], real[PATH_MAX];
         snprintf(cand, sizeof cand, "%s/%s", self, rel[k]);
-        if (is_dir(cand)) {
+        if (is_dir(cand)) { /* its path tidied: PREFIX/share/..., not PREFIX/bin/../share/... */
             snprintf(buf, n, "%s", realpath(cand, real) ? real : cand);
-            return;
+            return 0;
         }
     }
+    snprintf(buf, n, "%s/%s", self, rel[0]); /* the usual place, to name in a message */
+    return COLO_ENOENT;
 }
 
 /* The data folders in search order (at most 4; empty ones left out): their count. */
@@ -78,8 +78,7 @@ static size_t data_dirs(char dirs[4][PATH_LEN])
     size_t k = 0;
     const char *env = getenv("COLOSIM_DATA_DIR");
     if (env && *env) snprintf(dirs[k++], PATH_LEN, "%s", env);
-    installed_dir(dirs[k], PATH_LEN);
-    if (dirs[k][0]) k++;
+    if (colo_datadir_installed(dirs[k], PATH_LEN) == 0) k++;
     if (COLO_DATADIR_SOURCE[0]) snprintf(dirs[k++], PATH_LEN, "%s", COLO_DATADIR_SOURCE);
     if (COLO_DATADIR_INSTALL[0]) snprintf(dirs[k++], PATH_LEN, "%s", COLO_DATADIR_INSTALL);
     return k;

@@ -18,6 +18,13 @@ int colo_datadir_find(const char *name, const char *sub, char *buf, size_t n);
  * colo_datadir_find does after its first test: 0 with the path in buf, or COLO_ENOENT. */
 int colo_datadir_lookup(const char *name, const char *sub, char *buf, size_t n);
 
+/* The installed share/colosim beside the file this code was loaded from (the colosim program,
+ * or libcolosim.so when a program or Python loads the library), wherever the prefix was moved:
+ * 0 with its path tidied in buf; COLO_ENOENT with the usual place in buf (to name in a message),
+ * or "" when that file cannot be told. The GPU descriptions' search (gpu_catalog.c) uses it
+ * too. */
+int colo_datadir_installed(char *buf, size_t n);
+
 /* The data folders searched, in order, comma-separated, for messages. */
 void colo_datadir_search_path(char *buf, size_t n);
 
