@@ -48,8 +48,7 @@ int colo_datadir_installed(char *buf, size_t n)
 {
     char self[4096] = "";
     Dl_info info;
-    if (dladdr((void *)colo_datadir_installed, &info) && info.dli_fname &&
-        info.dli_fname[0] == '/')
+    if (dladdr((void *)colo_datadir_installed, &info) && info.dli_fname && info.dli_fname[0] == '/')
         snprintf(self, sizeof self, "%s", info.dli_fname);
     else {
         ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
