@@ -100,6 +100,12 @@ static int run_cluster(struct colo_cli_scenario_opts *o)
         rc = colo_error_set(&err, COLO_EINVAL, o->timeline ? "--timeline" : "--csv", 0, NULL,
                             "not for a cluster yet: run one GPU's scenario for that");
     if (!rc) rc = colo_cluster_run(o->file, o->sets, o->n_sets, &res, &err);
+    if (!rc) { /* the accuracy of what its GPUs ran */
+        colo_accuracy_facts_t facts = {0};
+        colo_accuracy_add_results(&facts, res);
+        if (json_object_set_new(res, "accuracy", colo_accuracy_find(&facts)))
+            rc = colo_error_set(&err, COLO_ENOMEM, o->file, 0, NULL, "out of memory");
+    }
     if (!rc && o->output) rc = colo_results_write(res, o->output, &err);
     int status = 0;
     if (rc) {
@@ -107,6 +113,7 @@ static int run_cluster(struct colo_cli_scenario_opts *o)
         status = colo_cli_exit_for(rc);
     } else if (!o->quiet) {
         colo_cluster_print(res, stdout);
+        colo_accuracy_print(json_object_get(res, "accuracy"), stdout);
         if (o->output) printf("results written to %s\n", o->output);
     }
     json_decref(res);

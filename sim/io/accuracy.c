@@ -20,6 +20,17 @@ static int keep(char (*list)[64], size_t *n, size_t cap, const char *s)
     return (int)(*n)++;
 }
 
+/* Notes a trace moved from `from` to `to` in *f (the first 4 pairs). */
+static void add_moved(colo_accuracy_facts_t *f, const char *from, const char *to)
+{
+    if (strcmp(from, to) == 0) return;
+    for (size_t k = 0; k < f->n_moved; k++)
+        if (!strcmp(f->moved[k][0], from) && !strcmp(f->moved[k][1], to)) return;
+    if (f->n_moved == 4) return;
+    snprintf(f->moved[f->n_moved][0], 64, "%s", from);
+    snprintf(f->moved[f->n_moved++][1], 64, "%s", to);
+}
+
 /* Whether tenant c may run a batch at a size none of its traces was profiled at. */
 static bool scales_batch(const colo_tenant_cfg_t *c)
 {
@@ -47,16 +58,33 @@ void colo_accuracy_add(colo_accuracy_facts_t *f, const colo_scenario_t *sc)
             continue;
         }
         f->batch_scaled |= scales_batch(c);
-        for (size_t v = 0; v < c->n_variants; v++) {
-            const char *from = c->variants[v].gpu->name;
-            if (strcmp(from, sc->gpu->name) == 0) continue;
-            bool seen = false;
-            for (size_t k = 0; k < f->n_moved && !seen; k++)
-                seen = !strcmp(f->moved[k][0], from) && !strcmp(f->moved[k][1], sc->gpu->name);
-            if (seen || f->n_moved == 4) continue;
-            snprintf(f->moved[f->n_moved][0], 64, "%s", from);
-            snprintf(f->moved[f->n_moved++][1], 64, "%s", sc->gpu->name);
-        }
+        for (size_t v = 0; v < c->n_variants; v++)
+            add_moved(f, c->variants[v].gpu->name, sc->gpu->name);
+    }
+}
+
+void colo_accuracy_add_results(colo_accuracy_facts_t *f, json_t *results)
+{
+    size_t i;
+    json_t *g;
+    json_array_foreach(json_object_get(json_object_get(results, "cluster"), "gpus"), i, g)
+        colo_accuracy_add_results(f, json_object_get(g, "results"));
+    json_t *sc = json_object_get(results, "scenario");
+    const char *gpu = json_string_value(json_object_get(sc, "gpu"));
+    const char *mode = json_string_value(json_object_get(json_object_get(sc, "sharing"), "mode"));
+    if (!gpu || !mode) return; /* a cluster's own summary: its GPUs said above */
+    static const char *const modes[] = {"timeslice", "mps", "mig", "green"};
+    for (int m = 0; m < 4; m++)
+        if (strcmp(mode, modes[m]) == 0) f->mechanism[m] = true;
+    json_t *ts = json_object_get(results, "tenants"), *t;
+    f->colocated |= json_array_size(ts) > 1;
+    int k = keep(f->gpu, &f->n_gpus, 4, gpu);
+    if (k >= 0) f->calibrated[k] = json_is_object(json_object_get(sc, "calibration"));
+    json_array_foreach(ts, i, t)
+    {
+        const char *from = json_string_value(json_object_get(t, "trace_gpu"));
+        f->llm |= json_object_get(t, "llm") != NULL;
+        if (from) add_moved(f, from, gpu);
     }
 }
 
@@ -165,8 +193,12 @@ json_t *colo_accuracy_json(const colo_accuracy_facts_t *f, const char *path, col
     }
     if (f->colocated && !bad)
         bad |= add(cases, applies, uncovered, "tenants side by side", by_category, "colocation");
-    for (size_t k = 0; k < f->n_moved && !bad; k++) {
-        snprintf(what, sizeof what, "a model moved from %s to %s", f->moved[k][0], f->moved[k][1]);
+    if (f->n_moved && !bad) { /* one line: the record's cases are not by pair of GPUs */
+        int used = snprintf(what, sizeof what, "%s", f->n_moved > 1 ? "models moved: " : "");
+        for (size_t k = 0; k < f->n_moved && used >= 0 && (size_t)used < sizeof what; k++)
+            used += snprintf(what + used, sizeof what - (size_t)used, "%s%s%s to %s", k ? ", " : "",
+                             f->n_moved > 1 ? "" : "a model moved from ", f->moved[k][0],
+                             f->moved[k][1]);
         bad |= add(cases, applies, uncovered, what, by_category, "cross_gpu");
     }
     if (f->n_moved && !bad)
@@ -236,8 +268,12 @@ void colo_accuracy_print(json_t *acc, FILE *out)
     json_t *a;
     json_array_foreach(json_object_get(acc, "applies"), i, a)
     {
-        fprintf(out, "  %-44s %3lld cases, median %5.1f %%, worst %5.1f %% (%s)\n",
-                json_string_value(json_object_get(a, "what")),
+        const char *what = json_string_value(json_object_get(a, "what"));
+        if (strlen(what) > 44) { /* on a line of its own, the figures under it in their column */
+            fprintf(out, "  %s\n", what);
+            what = "";
+        }
+        fprintf(out, "  %-44s %3lld cases, median %5.1f %%, worst %5.1f %% (%s)\n", what,
                 (long long)json_integer_value(json_object_get(a, "cases")),
                 100 * json_number_value(json_object_get(a, "median_error")),
                 100 * json_number_value(json_object_get(a, "worst_error")),

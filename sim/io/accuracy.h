@@ -29,6 +29,10 @@ typedef struct colo_accuracy_facts {
 /* Adds what scenario sc runs to *f. */
 void colo_accuracy_add(colo_accuracy_facts_t *f, const colo_scenario_t *sc);
 
+/* Adds what a results document ran to *f (a cluster's: every GPU's), for runs whose scenario is
+ * not at hand; the same facts as colo_accuracy_add. */
+void colo_accuracy_add_results(colo_accuracy_facts_t *f, json_t *results);
+
 /* The record found by name ("recorded.json" in the data folders' validation/: the source tree,
  * the installed share/colosim); NULL when there is none. Free with colo_free. */
 char *colo_accuracy_record_path(void);

@@ -215,6 +215,9 @@ static json_t *tenant_json(const colo_sim_t *sim, const colo_tenant_run_t *t)
               (t->lg && json_object_set_new(o, "mlperf", mlperf_json(t))) ||
               json_object_set_new(json_object_get(o, "latency_ms"), "cdf", cdf_json(&t->latency)) ||
               json_object_set_new(o, "instances", json_integer(t->n_streams)) ||
+              json_object_set_new(o, "trace_gpu", c->trace_gpu && !c->llm
+                                                      ? json_string(c->trace_gpu->name)
+                                                      : json_null()) ||
               json_object_set_new(o, "offered_rps", json_real(st.offered_rps)) ||
               json_object_set_new(o, "overloaded", json_boolean(st.overloaded)) ||
               json_object_set_new(o, "arrivals_ended_s",

@@ -117,3 +117,24 @@ Test(accuracy, a_missing_record_is_an_error_naming_it)
     cr_assert_null(colo_accuracy_json(&f, "/nonexistent/recorded.json", &err));
     cr_assert_not_null(strstr(err.source, "/nonexistent/recorded.json"));
 }
+
+/* A run's results give the same facts as its scenario (a cluster's run has only its results). */
+Test(accuracy, a_results_document_gives_the_scenarios_facts)
+{
+    const char *file = "scenarios/compare_three_tenants_h100.cfg";
+    const char *sets[] = {"duration_s=1", "warmup_s=0.2", "sharing.mode=mig"};
+    colo_accuracy_facts_t a = facts_of(file, sets, 3), b = {0};
+    test_run_t r = run_scenario(src_path(file), sets, 3);
+    colo_accuracy_add_results(&b, r.results);
+    cr_assert(b.mechanism[COLO_SHARE_MIG] && !b.mechanism[COLO_SHARE_MPS]);
+    cr_assert_eq(a.colocated, b.colocated);
+    cr_assert_eq(a.n_moved, b.n_moved);
+    for (size_t k = 0; k < a.n_moved; k++) {
+        cr_assert_str_eq(a.moved[k][0], b.moved[k][0]);
+        cr_assert_str_eq(a.moved[k][1], b.moved[k][1]);
+    }
+    cr_assert_eq(b.n_gpus, 1);
+    cr_assert_str_eq(b.gpu[0], a.gpu[0]);
+    cr_assert_eq(b.calibrated[0], a.calibrated[0]);
+    run_free(&r);
+}
