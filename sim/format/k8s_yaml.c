@@ -287,14 +287,31 @@ int colo_k8s_plugin_read(const char *path, colo_k8s_plugin_t *out, colo_error_t 
     } else if (parser.error != YAML_NO_ERROR) {
         rc = parser.error == YAML_MEMORY_ERROR ? COLO_ENOMEM : COLO_EPARSE;
         const yaml_mark_t *m = parser.problem ? &parser.problem_mark : &parser.context_mark;
-        colo_error_set(err, rc, path, (int)m->line + 1, NULL, "malformed YAML: %s%s%s (column %d)",
-                       parser.problem ? parser.problem : "cannot be read",
-                       parser.context ? ", " : "", parser.context ? parser.context : "",
-                       (int)m->column + 1);
+        if (parser.error == YAML_READER_ERROR) /* libyaml gives a byte offset only */
+            colo_error_set(err, rc, path, 0, NULL, "malformed YAML: %s (byte %zu)",
+                           parser.problem ? parser.problem : "cannot be read",
+                           parser.problem_offset + 1);
+        else
+            colo_error_set(
+                err, rc, path, (int)m->line + 1, NULL, "malformed YAML: %s%s%s (column %d)%s",
+                parser.problem ? parser.problem : "cannot be read", parser.context ? ", " : "",
+                parser.context ? parser.context : "", (int)m->column + 1,
+                parser.problem && strstr(parser.problem, "cannot start any token")
+                    ? "; YAML indents with spaces, not tabs"
+                    : "");
     } else {
         reader_t r = {&doc, path, err};
         rc = walk(&r, out);
         yaml_document_delete(&doc);
+        yaml_document_t more; /* the plugin reads one document: a second is refused */
+        if (!rc && yaml_parser_load(&parser, &more)) {
+            yaml_node_t *root = yaml_document_get_root_node(&more);
+            if (root)
+                rc = colo_error_set(err, COLO_EINVAL, path, (int)root->start_mark.line + 1, NULL,
+                                    "a second YAML document: the device plugin would read the "
+                                    "first and ignore it; leave one");
+            yaml_document_delete(&more);
+        }
     }
     yaml_parser_delete(&parser);
     fclose(f);

@@ -111,6 +111,12 @@ static bool by_category(json_t *c, const void *arg)
     return cat && strcmp(cat, arg) == 0;
 }
 
+static bool colocated_under(json_t *c, const void *arg)
+{
+    const char *m = json_string_value(json_object_get(c, "mechanism"));
+    return by_category(c, "colocation") && m && strcmp(m, arg) == 0;
+}
+
 static bool by_gpu(json_t *c, const void *arg)
 {
     const char *g = json_string_value(json_object_get(c, "gpu"));
@@ -164,6 +170,8 @@ static int add(json_t *cases, json_t *applies, json_t *uncovered, const char *wh
     double med = 0, worst = 0;
     const char *id;
     size_t n = errors_of(cases, pick, arg, &med, &worst, &id);
+    while (!n && *what == ' ') /* listed apart from what it was under */
+        what++;
     if (!n) return json_array_append_new(uncovered, json_pack("{s:s,s:n}", "what", what, "note"));
     return json_array_append_new(applies, json_pack("{s:s,s:I,s:f,s:f,s:s}", "what", what, "cases",
                                                     (json_int_t)n, "median_error", med,
@@ -190,15 +198,16 @@ json_t *colo_accuracy_json(const colo_accuracy_facts_t *f, const char *path, col
         if (m == COLO_SHARE_GREEN && !bad) /* the SMs' share of DRAM bandwidth, measured alone */
             bad |= add(cases, applies, uncovered, "  a context's DRAM bandwidth", by_category,
                        "green_bw");
+        if (f->colocated && !bad) { /* tenants side by side under this mechanism */
+            snprintf(what, sizeof what, "  tenants side by side under %s", mech_words[m]);
+            bad |= add(cases, applies, uncovered, what, colocated_under, mech[m]);
+        }
     }
-    if (f->colocated && !bad)
-        bad |= add(cases, applies, uncovered, "tenants side by side", by_category, "colocation");
-    if (f->n_moved && !bad) { /* one line: the record's cases are not by pair of GPUs */
-        int used = snprintf(what, sizeof what, "%s", f->n_moved > 1 ? "models moved: " : "");
+    if (f->n_moved && !bad) { /* one line: the record's cases are of other pairs of GPUs */
+        int used = snprintf(what, sizeof what, "a model moved between GPUs, any pair (here ");
         for (size_t k = 0; k < f->n_moved && used >= 0 && (size_t)used < sizeof what; k++)
-            used += snprintf(what + used, sizeof what - (size_t)used, "%s%s%s to %s", k ? ", " : "",
-                             f->n_moved > 1 ? "" : "a model moved from ", f->moved[k][0],
-                             f->moved[k][1]);
+            used += snprintf(what + used, sizeof what - (size_t)used, "%s%s to %s%s", k ? ", " : "",
+                             f->moved[k][0], f->moved[k][1], k + 1 == f->n_moved ? ")" : "");
         bad |= add(cases, applies, uncovered, what, by_category, "cross_gpu");
     }
     if (f->n_moved && !bad)

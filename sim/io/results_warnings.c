@@ -29,8 +29,8 @@ json_t *colo_results_warnings(const colo_sim_t *sim)
             snprintf(
                 text, sizeof text,
                 "tenant %s is overloaded: offered %.1f requests/s, it completed %.1f/s in "
-                "the window, and %lld more were in the system at its end than at its start; its "
-                "latencies depend on the run's length",
+                "the window, and its queue grew by %lld through the window; its latencies depend "
+                "on the run's length",
                 name, (double)t->arrived / window, (double)t->finished_in_window / window,
                 (long long)t->backlog_growth);
             bad |= note(a, name, "overloaded", -1, text);

@@ -13,15 +13,22 @@
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static char **loaded; /* real paths of the plug-ins loaded, never unloaded */
-static size_t n_loaded, cap_loaded;
+static int *init_rc;  /* and what their colosim_plugin_init returned (nonzero: it failed) */
+static size_t n_loaded, cap_loaded, cap_rc;
 
 /* Loads real (a resolved path) unless it is loaded; the lock is held. */
 static int load_locked(const char *real, const char *path, const char *source, int line,
                        const char *key, colo_error_t *err)
 {
-    for (size_t i = 0; i < n_loaded; i++)
-        if (strcmp(loaded[i], real) == 0) return 0;
-    if (colo_grow((void **)&loaded, &cap_loaded, n_loaded + 1, sizeof *loaded))
+    for (size_t i = 0; i < n_loaded; i++) /* once per file: its init is not run again */
+        if (strcmp(loaded[i], real) == 0)
+            return init_rc[i] ? colo_error_set(err, COLO_EINVAL, source, line, key,
+                                               "plug-in '%s': its colosim_plugin_init(%d) "
+                                               "returned %d when it was loaded",
+                                               path, COLO_PLUGIN_ABI, init_rc[i])
+                              : 0;
+    if (colo_grow((void **)&loaded, &cap_loaded, n_loaded + 1, sizeof *loaded) ||
+        colo_grow((void **)&init_rc, &cap_rc, n_loaded + 1, sizeof *init_rc))
         return colo_error_set(err, COLO_ENOMEM, source, line, key, "out of memory");
     char *keep = colo_strdup(real);
     if (!keep) return colo_error_set(err, COLO_ENOMEM, source, line, key, "out of memory");
@@ -44,15 +51,15 @@ static int load_locked(const char *real, const char *path, const char *source, i
                               path);
     }
     int rc = init(COLO_PLUGIN_ABI);
-    if (rc) { /* it may have registered some of its ops: it stays loaded */
-        colo_free(keep);
+    init_rc[n_loaded] = rc;
+    loaded[n_loaded++] = keep; /* even when its init failed: it may have registered some ops */
+    if (rc) {
         return colo_error_set(err, COLO_EINVAL, source, line, key,
                               "plug-in '%s': its colosim_plugin_init(%d) returned %d (built for "
                               "another colosim, or a scheduler or arrival process name it "
                               "registers is taken)",
                               path, COLO_PLUGIN_ABI, rc);
     }
-    loaded[n_loaded++] = keep;
     return 0;
 }
 

@@ -108,6 +108,8 @@ typedef struct colo_stream_run {
 
 /* One tenant's state during a run: a FIFO of waiting requests, its instances (streams), and
  * counters for requests arriving in the window. */
+#define COLO_OVERLOAD_MARKS 9 /* the window's eighths, 0 ... 8 (overload.c) */
+
 typedef struct colo_tenant_run {
     struct colo_sim *sim;
     size_t idx;
@@ -155,9 +157,11 @@ typedef struct colo_tenant_run {
     uint64_t good_in_window;     /* of those, within the tenant's SLO: the goodput */
     uint64_t done_all, good_all; /* requests completed over the whole run, within the SLO */
     colo_time_t last_done;       /* when the last of them completed */
-    /* overload.c: how much its requests in the system grew over the window; whether that marks
-     * it overloaded; when its arrivals ran out (a replayed log's end, LoadGen's stop; -1: they
-     * did not) */
+    /* overload.c: its requests in the system (up to a constant) at marks 1 ... 8 of the
+     * window's eighths; how much they grew from its first three marks to its last three; whether that
+     * marks it overloaded; when its arrivals ran out (a replayed log's end, LoadGen's stop; -1:
+     * they did not) */
+    int64_t marks[COLO_OVERLOAD_MARKS];
     int64_t backlog_growth;
     bool overloaded;
     colo_time_t arrivals_ended;

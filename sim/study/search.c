@@ -106,7 +106,15 @@ struct verdict {
 static struct verdict judge(const colo_study_t *s, const struct tally *ta)
 {
     struct verdict v = {.pass = true, .sure = true, .attainment = 1, .lower = 1, .upper = 1};
-    double z = gsl_cdf_ugaussian_Pinv(s->search.confidence), goal = s->search.attainment - 1e-12;
+    /* a value may be looked at up to `looks` times as its runs are lengthened: each look at
+     * confidence 1 - (1 - c) / looks keeps the chance that any look decides it wrongly within
+     * 1 - c (Bonferroni), as a fixed-length test at c would */
+    int looks =
+        s->search.max_replications > s->search.replications
+            ? (s->search.max_replications + s->search.replications - 1) / s->search.replications
+            : 1;
+    double z = gsl_cdf_ugaussian_Pinv(1 - (1 - s->search.confidence) / looks),
+           goal = s->search.attainment - 1e-12;
     bool all_above = true, one_below = false, have = false;
     for (size_t i = 0; i < ta->nt; i++) {
         if (ta->n[i] <= 0) continue;

@@ -18,6 +18,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -445,18 +446,27 @@ static int run_points(const colo_study_t *s, const colo_sweep_opts_t *o, const c
     bool ok;
     colo_study_progress(&pr, done, false);
     bool counted = pr.on && colo_study_runs_open() == 0; /* the bar counts the children's runs */
+    /* with a bar: every finished child reaped at once, then a wait for the next to end
+     * (SIGCHLD, held pending while blocked) of at most 0.1 s, so the bar moves while points
+     * run (a search's probes) and short points are not held back */
+    sigset_t chld, was;
+    sigemptyset(&chld);
+    sigaddset(&chld, SIGCHLD);
+    if (counted) sigprocmask(SIG_BLOCK, &chld, &was);
     while (!rc && (next < n_todo || colo_pool_running(pool) > 0)) {
         if (!rc) rc = colo_pool_fill(pool, s, fn, dir, todo, n_todo, &next, err);
-        /* with a bar, look every 0.1 s so it moves while points run (a search's probes) */
-        if (colo_pool_reap(pool, !counted, &point, &ok)) {
+        bool reaped = false;
+        while (colo_pool_reap(pool, !counted, &point, &ok)) {
             done++;
             failed += !ok;
-        } else if (counted) {
-            nanosleep(&(struct timespec){0, 100000000}, NULL);
+            reaped = true;
+            if (!counted) break; /* blocking: one at a time, as it ends */
         }
+        if (counted && !reaped) sigtimedwait(&chld, NULL, &(struct timespec){0, 100000000});
         colo_study_progress(&pr, done, false);
         if (!rc && colo_stop_requested()) rc = COLO_EINTR;
     }
+    if (counted) sigprocmask(SIG_SETMASK, &was, NULL);
     while (colo_pool_reap(pool, true, &point, &ok)) { /* after a failed fork or a stop: the rest */
         done++;
         failed += !ok;

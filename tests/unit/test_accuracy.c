@@ -85,7 +85,7 @@ Test(accuracy, a_run_is_told_the_errors_of_its_kind)
     cr_assert_eq(json_integer_value(json_object_get(mps, "cases")), (json_int_t)n);
     cr_assert_float_eq(json_number_value(json_object_get(mps, "median_error")), med, 1e-12);
     cr_assert_float_eq(json_number_value(json_object_get(mps, "worst_error")), worst, 1e-12);
-    cr_assert_not_null(entry(acc, "applies", "tenants side by side"));
+    cr_assert_not_null(entry(acc, "applies", "  tenants side by side under MPS"));
     cr_assert_not_null(entry(acc, "not_covered", "LLM tenants"));
     cr_assert_null(entry(acc, "applies", "MIG"));
     json_decref(acc);
@@ -102,7 +102,8 @@ Test(accuracy, an_uncovered_gpu_is_said_to_be)
     colo_error_clear(&err);
     json_t *acc = colo_accuracy_json(&f, RECORD, &err);
     char what[160];
-    snprintf(what, sizeof what, "a model moved from %s to orin-agx", f.moved[0][0]);
+    snprintf(what, sizeof what, "a model moved between GPUs, any pair (here %s to orin-agx)",
+             f.moved[0][0]);
     cr_assert_not_null(entry(acc, "applies", what));
     cr_assert_not_null(entry(acc, "not_covered", "on orin-agx (datasheet values)"));
     json_decref(acc);
