@@ -75,3 +75,25 @@ Test(warnings, an_mlperf_test_that_stops_issuing_is_measured_over_its_span)
     cr_assert(json_is_false(json_object_get(a, "overloaded")));
     run_free(&r);
 }
+
+/* Stable tenants whose queue changes at the window's ends are not overloaded (a reviewer's
+ * cases against the first rule): a bursty MMPP tenant whose window ends inside a burst (seed 8),
+ * and two LLM services started without warm-up, whose queues fill once and then hold. */
+Test(warnings, a_burst_at_the_end_or_a_start_without_warmup_is_not_overload)
+{
+    for (int seed = 1; seed <= 10; seed++) {
+        char s[32];
+        snprintf(s, sizeof s, "seed=%d", seed);
+        const char *sets[] = {s};
+        test_run_t r = run_scenario(src_path("tests/fixtures/mmpp_bursty.cfg"), sets, 1);
+        cr_assert(json_is_false(json_object_get(result_tenant(&r, 0), "overloaded")),
+                  "MMPP seed %d", seed);
+        run_free(&r);
+    }
+    const char *llm[] = {"warmup_s=0", "load_scale=3", "duration_s=60"};
+    test_run_t r = run_scenario(src_path("scenarios/llm_two_llama_h100.cfg"), llm, 3);
+    for (size_t i = 0; i < 2; i++)
+        cr_assert(json_is_false(json_object_get(result_tenant(&r, i), "overloaded")),
+                  "LLM tenant %zu", i);
+    run_free(&r);
+}
