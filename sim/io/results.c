@@ -1,6 +1,7 @@
 /* results.c: results JSON and the terminal summary. */
 #include "results.h"
 #include "results_warnings.h"
+#include "router.h"
 #include "atomic_file.h"
 #include "csv.h"
 #include "json_lines.h"
@@ -218,6 +219,9 @@ static json_t *tenant_json(const colo_sim_t *sim, const colo_tenant_run_t *t)
               json_object_set_new(o, "trace_gpu", c->trace_gpu && !c->llm
                                                       ? json_string(c->trace_gpu->name)
                                                       : json_null()) ||
+              json_object_set_new(o, "service", c->service ? json_string(c->service) : json_null()) ||
+              json_object_set_new(o, "router",
+                                  c->router ? json_string(c->router->name) : json_null()) ||
               json_object_set_new(o, "offered_rps", json_real(st.offered_rps)) ||
               json_object_set_new(o, "overloaded", json_boolean(st.overloaded)) ||
               json_object_set_new(o, "arrivals_ended_s",

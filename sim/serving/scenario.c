@@ -507,6 +507,7 @@ static int read_scenario(const colo_cfg_reader_t *r, const config_setting_t *roo
         rc = colo_scenario_read_tenant(r, config_setting_get_elem(tl, (unsigned)i), sc, (size_t)i);
         if (rc) return rc;
     }
+    colo_scenario_group_services(sc);
     if ((rc = k8s_pods(r, root, sc))) return rc;
     sc->load_scale = 1.0;
     if ((rc = colo_cfg_double(r, root, "load_scale", COLO_CFG_POSITIVE, &sc->load_scale)) < 0)
@@ -590,6 +591,7 @@ void colo_scenario_free(colo_scenario_t *sc)
         colo_free(sc->tenants[i].variants);
         colo_free(sc->tenants[i].instance_name);
         colo_free(sc->tenants[i].command);
+        colo_free(sc->tenants[i].service);
         colo_llm_cfg_free(sc->tenants[i].llm);
         colo_free(sc->tenants[i].channels);
         colo_arrival_cfg_fini(&sc->tenants[i].arrival);

@@ -89,6 +89,13 @@ typedef struct colo_tenant_cfg {
     int n_channels;
     int colour; /* of sharing.colours, -1: none */
     double pcie_weight; /* its copies' weight under fair PCIe (pcie.scheduler = "fair"); 1 */
+    /* routing among copies (router.h): the service it is a copy of, its router; the leader
+     * (the first copy, whose arrivals the router deals out); routed: a copy other than the
+     * leader, with no arrivals of its own. NULL router: not routed */
+    const struct colo_router_ops *router;
+    char *service;
+    size_t leader;
+    bool routed;
 } colo_tenant_cfg_t;
 
 typedef struct colo_scenario {

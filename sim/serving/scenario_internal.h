@@ -15,6 +15,10 @@
  * own name, so its own arrival stream); the copies keep the lines they were written on. */
 int colo_scenario_expand_copies(const colo_cfg_reader_t *r, config_setting_t *root);
 
+/* The copies of one routed service (tenants with the same service): each one's leader, the
+ * first of them, and whether it is routed to by it (router.h). */
+void colo_scenario_group_services(colo_scenario_t *sc);
+
 /* Reads tenant i (group t of the tenants list) into sc->tenants[i]: its traces, loaded once per
  * scenario, or its LLM settings; its arrivals, batching, SLO, memory, MPS settings, class,
  * colour and PCIe weight. Needs the GPU and sharing read. */

@@ -2,6 +2,7 @@
  * channel colours, PCIe weight, and LLM tenants' settings and place (scenario_internal.h). */
 #include "scenario.h"
 #include "scenario_internal.h"
+#include "router.h"
 #include "alloc.h"
 #include "cfg.h"
 #include "datadir.h"
@@ -320,6 +321,47 @@ static int read_colour(const colo_cfg_reader_t *r, const config_setting_t *t, co
     return 0;
 }
 
+/* router = "POLICY" (with copies = N: the copies share one arrival stream, dealt out by the
+ * policy; router.h) and service = "NAME", which the copies' expansion writes into each copy. */
+static int read_router(const colo_cfg_reader_t *r, const config_setting_t *t, colo_tenant_cfg_t *tc)
+{
+    const char *pol = NULL, *svc = NULL;
+    int rc;
+    if ((rc = colo_cfg_string(r, t, "router", 0, &pol)) < 0 ||
+        (rc = colo_cfg_string(r, t, "service", 0, &svc)) < 0)
+        return rc;
+    if (!pol && !svc) return 0;
+    const config_setting_t *at = config_setting_get_member(t, pol ? "router" : "service");
+    if (!pol || !svc)
+        return colo_cfg_error(r, at, COLO_EINVAL,
+                              "routes a service's requests among its copies: write router = "
+                              "\"POLICY\" beside copies = N (2 or more)");
+    if (!(tc->router = colo_router_find(pol)))
+        return colo_cfg_error(r, at, COLO_EINVAL, "unknown router '%s' (known: %s)", pol,
+                              colo_router_names());
+    if (tc->llm)
+        return colo_cfg_error(r, at, COLO_EUNSUPPORTED,
+                              "routing LLM replicas comes with prefix caching (issue 42): give "
+                              "each copy its own arrivals, without router");
+    if (colo_arrival_closed(&tc->arrival))
+        return colo_cfg_error(r, at, COLO_EINVAL,
+                              "a closed loop's clients each wait for their own replica: route "
+                              "open-loop arrivals");
+    return (tc->service = colo_strdup(svc)) ? 0 : COLO_ENOMEM;
+}
+
+void colo_scenario_group_services(colo_scenario_t *sc)
+{
+    for (size_t i = 0; i < sc->n_tenants; i++) {
+        colo_tenant_cfg_t *tc = &sc->tenants[i];
+        tc->leader = i;
+        for (size_t j = 0; tc->service && j < i && tc->leader == i; j++)
+            if (sc->tenants[j].service && strcmp(sc->tenants[j].service, tc->service) == 0)
+                tc->leader = j;
+        tc->routed = tc->leader != i;
+    }
+}
+
 int colo_scenario_read_tenant(const colo_cfg_reader_t *r, const config_setting_t *t,
                               colo_scenario_t *sc, size_t i)
 {
@@ -349,6 +391,8 @@ int colo_scenario_read_tenant(const colo_cfg_reader_t *r, const config_setting_t
                                        "channels",
                                        "colour",
                                        "pcie_weight",
+                                       "router",
+                                       "service",
                                        NULL};
     colo_tenant_cfg_t *tc = &sc->tenants[i];
     if (!config_setting_is_group(t))
@@ -450,6 +494,7 @@ int colo_scenario_read_tenant(const colo_cfg_reader_t *r, const config_setting_t
                               "an empty command: leave the key out for synthetic kernels");
     if (cmd && !(tc->command = colo_strdup(cmd))) return COLO_ENOMEM;
     if ((rc = read_colour(r, t, sc, tc))) return rc;
+    if ((rc = read_router(r, t, tc))) return rc;
     return read_execution(r, t, tc);
 }
 
@@ -540,6 +585,12 @@ int colo_scenario_expand_copies(const colo_cfg_reader_t *r, config_setting_t *ro
             snprintf(buf, sizeof buf, "%s-%lld", name, k);
             config_setting_remove(e, "copies");
             if (!config_setting_set_string(config_setting_get_member(e, "name"), buf))
+                return COLO_ENOMEM;
+            config_setting_t *svc; /* routed copies are one service (read_router) */
+            if (config_setting_get_member(e, "router") &&
+                !config_setting_get_member(e, "service") &&
+                (!(svc = config_setting_add(e, "service", CONFIG_TYPE_STRING)) ||
+                 !config_setting_set_string(svc, name)))
                 return COLO_ENOMEM;
         }
     }

@@ -270,16 +270,18 @@ static void on_arrival(void *obj, int64_t arg)
     if (t->lg) colo_loadgen_issue(t->lg, -1, (int)arg, now);
     next_arrival(t, now);
     for (int64_t k = 0; k < arg; k++) {
-        if (in_window(sim, now)) t->arrived++;
-        if (t->down) {
-            drop(t, now, COLO_DROP_UNAVAILABLE);
+        colo_tenant_run_t *d = colo_serving_route(t); /* a replica of a routed service, or t */
+        if (in_window(sim, now)) d->arrived++;
+        if (d->down) {
+            drop(d, now, COLO_DROP_UNAVAILABLE);
             continue;
         }
-        if (t->cfg->queue_limit > 0 && (long long)waiting(t) >= t->cfg->queue_limit) {
-            drop(t, now, COLO_DROP_QUEUE_FULL);
+        if (d->cfg->queue_limit > 0 && (long long)waiting(d) >= d->cfg->queue_limit) {
+            drop(d, now, COLO_DROP_QUEUE_FULL);
             continue;
         }
-        colo_serving_fail(sim, t->llm ? colo_serving_llm_push(t, -1) : push_request(t, now, -1));
+        colo_serving_fail(sim, d->llm ? colo_serving_llm_push(d, -1) : push_request(d, now, -1));
+        if (d != t) maybe_start(d);
     }
     maybe_start(t);
 }
@@ -585,6 +587,10 @@ int colo_sim_new(const colo_scenario_t *sc, colo_sim_t **out, colo_error_t *err)
             return rc;
         }
     }
+    if (colo_serving_routers_new(sim)) {
+        colo_sim_free(sim);
+        return colo_error_set(err, COLO_ENOMEM, sc->path, 0, NULL, "out of memory");
+    }
     *out = sim;
     return 0;
 fail:
@@ -632,6 +638,7 @@ int colo_sim_run(colo_sim_t *sim, colo_error_t *err)
         const colo_arrival_cfg_t *a = &t->cfg->arrival;
         int rc = colo_arrival_start(a, &t->arrivals, err);
         if (rc) return rc;
+        if (t->cfg->routed) continue; /* its requests come from its service's router */
         if (!colo_arrival_closed(a)) {
             next_arrival(t, 0);
             continue;
@@ -740,6 +747,7 @@ void colo_sim_check(const colo_sim_t *sim)
 void colo_sim_free(colo_sim_t *sim)
 {
     if (!sim) return;
+    colo_serving_routers_free(sim);
     if (sim->t) {
         for (size_t i = 0; i < sim->n; i++) {
             colo_tenant_run_t *t = &sim->t[i];

@@ -170,6 +170,7 @@ typedef struct colo_tenant_run {
     double queue_ns, exec_ns; /* completed requests: time waiting, and from start to end */
     colo_samples_t latency;   /* LLM tenants: end to end */
     struct colo_llm_run *llm; /* LLM tenants (llm.c); NULL for others */
+    struct colo_router *router; /* a routed service's leader: its router (router.h); else NULL */
     colo_loadgen_run_t *lg;   /* MLPerf LoadGen tenants: the test's progress; NULL for others */
 } colo_tenant_run_t;
 

@@ -34,6 +34,15 @@ void colo_serving_drop(colo_tenant_run_t *t, colo_time_t arrival, colo_drop_reas
 /* One of a closed-loop client's requests is answered or dropped (client < 0: open loop). */
 void colo_serving_client_done(colo_tenant_run_t *t, int32_t client);
 
+/* router.c */
+
+/* Each routed service's router, at its leader (colo_tenant_run_t.router). 0 or COLO_ENOMEM. */
+int colo_serving_routers_new(colo_sim_t *sim);
+void colo_serving_routers_free(colo_sim_t *sim);
+/* Where a request arriving at t goes: a replica of t's service by its router; t itself when t
+ * has none. */
+colo_tenant_run_t *colo_serving_route(colo_tenant_run_t *t);
+
 /* overload.c */
 
 /* Schedules the check at the end of the window that marks overloaded tenants
