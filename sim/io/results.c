@@ -219,7 +219,8 @@ static json_t *tenant_json(const colo_sim_t *sim, const colo_tenant_run_t *t)
               json_object_set_new(o, "trace_gpu", c->trace_gpu && !c->llm
                                                       ? json_string(c->trace_gpu->name)
                                                       : json_null()) ||
-              json_object_set_new(o, "service", c->service ? json_string(c->service) : json_null()) ||
+              json_object_set_new(o, "service",
+                                  c->service ? json_string(c->service) : json_null()) ||
               json_object_set_new(o, "router",
                                   c->router ? json_string(c->router->name) : json_null()) ||
               json_object_set_new(o, "offered_rps", json_real(st.offered_rps)) ||
