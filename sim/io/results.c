@@ -528,7 +528,8 @@ void colo_results_print(json_t *r, FILE *f)
         bool none = json_integer_value(json_object_get(t, "completed")) == 0;
         bool over = json_is_true(json_object_get(t, "overloaded")); /* "!" after its tput */
         if (none) { /* no latency to show: "-", not 0 */
-            fprintf(f, "%-16.16s %s %7s %7lld %5lld %5lld %7.1f%c | %8s %8s %8s %8s %8s | %7s %7s\n",
+            fprintf(f,
+                    "%-16.16s %s %7s %7lld %5lld %5lld %7.1f%c | %8s %8s %8s %8s %8s | %7s %7s\n",
                     json_string_value(json_object_get(t, "name")),
                     alone8(t, b[0]), rate,
                     (long long)json_integer_value(json_object_get(t, "arrived")),
@@ -543,8 +544,8 @@ void colo_results_print(json_t *r, FILE *f)
                 rate, (long long)json_integer_value(json_object_get(t, "arrived")),
                 (long long)json_integer_value(json_object_get(t, "dropped")),
                 (long long)json_integer_value(json_object_get(t, "in_flight")),
-                num(t, "throughput_rps"), over ? '!' : ' ', ms8(num(lat, "mean"), b[1]), ms8(num(lat, "p50"), b[2]),
-                ms8(num(lat, "p90"), b[3]), ms8(num(lat, "p99"), b[4]), ms8(num(lat, "p999"), b[5]),
+                num(t, "throughput_rps"), over ? '!' : ' ', ms8(num(lat, "mean"), b[1]),
+                ms8(num(lat, "p50"), b[2]), ms8(num(lat, "p90"), b[3]), ms8(num(lat, "p99"), b[4]), ms8(num(lat, "p999"), b[5]),
                 slo_s, att_s);
     }
     print_llm(r, f);
