@@ -347,6 +347,10 @@ static int read_router(const colo_cfg_reader_t *r, const config_setting_t *t, co
         return colo_cfg_error(r, at, COLO_EINVAL,
                               "a closed loop's clients each wait for their own replica: route "
                               "open-loop arrivals");
+    if (tc->arrival.lg.scenario != COLO_LG_NONE)
+        return colo_cfg_error(r, at, COLO_EINVAL,
+                              "an MLPerf LoadGen test drives one system under test and counts "
+                              "its answers there: route Poisson, gamma, MMPP or replayed arrivals");
     return (tc->service = colo_strdup(svc)) ? 0 : COLO_ENOMEM;
 }
 

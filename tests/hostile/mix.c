@@ -184,6 +184,12 @@ static void scenario(struct text *t, const char *src)
             if (chance(20)) put(t, " sms = %d;", 2 * (1 + pick(32)));
         }
         if (strcmp(mode, "green") == 0 && chance(80)) put(t, " sms = %d;", 8 * (1 + pick(4)));
+        if (chance(15)) { /* copies, a routed service (refused for closed loops: a refusal) */
+            static const char *const routers[] = {"round_robin", "random", "least_outstanding",
+                                                  "power_of_two"};
+            put(t, " copies = %d;", 1 + pick(4));
+            if (chance(60)) put(t, " router = \"%s\";", routers[pick(4)]);
+        }
         put(t, " }%s\n", i + 1 < n ? "," : "");
     }
     put(t, ");\n");
