@@ -290,9 +290,23 @@ static json_t *probes_json(const struct probes *pr)
     return a;
 }
 
+/* Whether the probes that fix capacity cap (the value it passed at, the lowest above that it
+ * failed at) were decided by their requests at the study's confidence. */
+static bool decided(const struct probes *pr, double cap)
+{
+    double above = INFINITY;
+    bool at = true, next = true;
+    for (int j = 0; j < pr->n; j++) {
+        bool sure = pr->v[j].sure; /* one that cannot be set up is sure (probe) */
+        if (pr->x[j] == cap) at = sure;
+        if (pr->x[j] > cap && pr->x[j] < above) above = pr->x[j], next = sure;
+    }
+    return at && next;
+}
+
 int colo_search_point(const colo_study_t *s, char **sets, size_t n, double *capacity,
-                      bool *lo_fails, bool *hi_passes, double *rep_caps, json_t **probes,
-                      colo_error_t *err)
+                      bool *lo_fails, bool *hi_passes, bool *sure, double *rep_caps,
+                      json_t **probes, colo_error_t *err)
 {
     double lo = s->search.lo, hi = s->search.hi;
     bool ok;
@@ -321,6 +335,7 @@ int colo_search_point(const colo_study_t *s, char **sets, size_t n, double *capa
             hi = mid;
     }
     if (!rc && !*lo_fails && !*hi_passes) *capacity = lo;
+    if (!rc && sure) *sure = decided(&pr, *capacity);
     for (int r = 0; !rc && rep_caps && r < pr.reps; r++)
         rc = rep_capacity(s, sets, n, &pr, r, &rep_caps[r], err);
     if (!rc && probes && !(*probes = probes_json(&pr)))
@@ -379,33 +394,16 @@ static double offered_at(const colo_study_t *s, char **sets, size_t n, double x)
     return rps;
 }
 
-/* Whether the probes that fix the capacity (the value it passed at, the lowest above that it
- * failed at) were decided by their requests at the study's confidence. */
-static bool decided(json_t *probes, double cap)
-{
-    size_t j;
-    json_t *p;
-    double above = INFINITY;
-    bool at = true, next = true;
-    json_array_foreach(probes, j, p)
-    {
-        double x = json_number_value(json_object_get(p, "value"));
-        bool sure = !strstr(json_string_value(json_object_get(p, "verdict")), "undecided");
-        if (x == cap) at = sure;
-        if (x > cap && x < above) above = x, next = sure;
-    }
-    return at && next;
-}
-
 static json_t *search_point(const colo_study_t *s, size_t i, char **sets, size_t n)
 {
     colo_error_t err;
     colo_error_clear(&err);
     double cap = 0;
-    bool lo_fails, hi_passes;
+    bool lo_fails, hi_passes, sure = false;
     double *reps = colo_calloc((size_t)s->search.replications, sizeof *reps);
     json_t *probes = NULL;
-    int rc = reps ? colo_search_point(s, sets, n, &cap, &lo_fails, &hi_passes, reps, &probes, &err)
+    int rc = reps ? colo_search_point(s, sets, n, &cap, &lo_fails, &hi_passes, &sure, reps, &probes,
+                                      &err)
                   : colo_error_set(&err, COLO_ENOMEM, s->scenario, 0, NULL, "out of memory");
     json_t *doc =
         json_pack("{s:I,s:o,s:o}", "point", (json_int_t)i, "values", colo_study_values_json(s, i),
@@ -422,7 +420,7 @@ static json_t *search_point(const colo_study_t *s, size_t i, char **sets, size_t
         return doc;
     }
     json_object_set_new(doc, "capacity", json_real(cap));
-    json_object_set_new(doc, "decided", json_boolean(decided(probes, cap)));
+    json_object_set_new(doc, "decided", json_boolean(sure));
     json_object_set_new(doc, "probes", probes);
     double rps = offered_at(s, sets, n, cap);
     if (rps >= 0) json_object_set_new(doc, "capacity_rps", json_real(rps));

@@ -111,15 +111,17 @@ int colo_search_run(const colo_study_t *s, const colo_sweep_opts_t *o, colo_erro
  * *lo_fails; hi when hi passes, with *hi_passes): the highest value at which every tenant's
  * attainment, pooled over the replications, is at least the goal. A value whose replications
  * cannot decide that at the study's confidence (Wilson score bounds on the pooled requests) is
- * run with more seeds, a batch of replications at a time, up to max_replications. rep_caps
+ * run with more seeds, a batch of replications at a time, up to max_replications. *sure (when
+ * not NULL): whether the values that fix the capacity (the one it passed at, the lowest above
+ * that it failed at) were decided so. rep_caps
  * (replications doubles, or NULL: not wanted) gets each replication's own capacity by the same rule
  * on its requests alone: the same bisection on its seed, started from what the shared probes showed
  * of it, so it costs a few single runs more. *probes (when not NULL) gets every value tried, in
  * order (value, requests, attainment, its bounds, runs, verdict): new JSON. For tests and for
  * colo_search_run. */
 int colo_search_point(const colo_study_t *s, char **sets, size_t n_sets, double *capacity,
-                      bool *lo_fails, bool *hi_passes, double *rep_caps, json_t **probes,
-                      colo_error_t *err);
+                      bool *lo_fails, bool *hi_passes, bool *sure, double *rep_caps,
+                      json_t **probes, colo_error_t *err);
 
 /* ---- the pieces a points runner is made of (the local one in study.c, MPI in study_mpi.c) ---- */
 

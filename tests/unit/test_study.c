@@ -189,8 +189,8 @@ Test(study, search_finds_the_capacity_by_hand_and_is_monotone_in_the_slo, .timeo
         double reps[16] = {0};
         cr_assert_leq(s->search.replications, 16);
         cr_assert_eq(
-            colo_search_point(s, sets, n, &cap[i], &lo_fails, &hi_passes, reps, NULL, &err), 0,
-            "%s", err.text);
+            colo_search_point(s, sets, n, &cap[i], &lo_fails, &hi_passes, NULL, reps, NULL, &err),
+            0, "%s", err.text);
         cr_assert(!lo_fails && !hi_passes, "point %zu not bracketed", i);
         /* constant arrivals: every seed sees the same run, so each replication's own bisection
          * finds the same capacity, within the tolerance */
@@ -221,8 +221,8 @@ Test(study, replications_without_arrivals_do_not_fail_a_search, .timeout = 120)
     double cap;
     colo_error_t err;
     colo_error_clear(&err);
-    cr_assert_eq(colo_search_point(s, sets, n, &cap, &lo_fails, &hi_passes, NULL, NULL, &err), 0,
-                 "%s", err.text);
+    cr_assert_eq(colo_search_point(s, sets, n, &cap, &lo_fails, &hi_passes, NULL, NULL, NULL, &err),
+                 0, "%s", err.text);
     cr_assert(!lo_fails, "every request that arrives meets the SLO");
     cr_assert(hi_passes);
     colo_study_point_free(sets, n);
@@ -361,8 +361,9 @@ Test(study, the_headline_capacity_lies_among_the_replications_own, .timeout = 12
     json_t *probes = NULL;
     colo_error_t err;
     colo_error_clear(&err);
-    cr_assert_eq(colo_search_point(s, sets, n, &cap, &lo_fails, &hi_passes, reps, &probes, &err), 0,
-                 "%s", err.text);
+    cr_assert_eq(
+        colo_search_point(s, sets, n, &cap, &lo_fails, &hi_passes, NULL, reps, &probes, &err), 0,
+        "%s", err.text);
     cr_assert(!lo_fails && !hi_passes);
     cr_expect_geq(cap, fmin(reps[0], reps[1]) * (1 - 1e-9), "headline %g, replications %g and %g",
                   cap, reps[0], reps[1]);
