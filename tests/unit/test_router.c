@@ -20,6 +20,17 @@ static test_run_t routed(const char *pol)
     return run_scenario(src_path(SERVICE), sets, 4);
 }
 
+/* The fewest and the most requests the router sent one of the six copies. */
+static void spread(const test_run_t *r, json_int_t *lo, json_int_t *hi)
+{
+    *lo = -1, *hi = 0;
+    for (size_t i = 0; i < 6; i++) {
+        json_int_t a = json_integer_value(json_object_get(result_tenant(r, i), "arrived"));
+        *lo = *lo < 0 || a < *lo ? a : *lo;
+        *hi = a > *hi ? a : *hi;
+    }
+}
+
 static double worst_p99(const test_run_t *r)
 {
     double w = 0;
@@ -33,13 +44,11 @@ static double worst_p99(const test_run_t *r)
 Test(router, round_robin_deals_in_turn)
 {
     test_run_t r = routed("round_robin");
-    json_int_t lo = -1, hi = 0, sum = 0;
+    json_int_t lo, hi, sum = 0;
+    spread(&r, &lo, &hi);
     for (size_t i = 0; i < 6; i++) {
         json_t *t = result_tenant(&r, i);
-        json_int_t a = json_integer_value(json_object_get(t, "arrived"));
-        lo = lo < 0 || a < lo ? a : lo;
-        hi = a > hi ? a : hi;
-        sum += a;
+        sum += json_integer_value(json_object_get(t, "arrived"));
         cr_assert_str_eq(json_string_value(json_object_get(t, "service")), "resnet50");
         cr_assert_str_eq(json_string_value(json_object_get(t, "router")), "round_robin");
     }
@@ -54,12 +63,8 @@ Test(router, policies_that_look_at_the_replicas_beat_random)
 {
     test_run_t rnd = routed("random"), lor = routed("least_outstanding"),
                p2 = routed("power_of_two");
-    json_int_t lo = -1, hi = 0;
-    for (size_t i = 0; i < 6; i++) {
-        json_int_t a = json_integer_value(json_object_get(result_tenant(&rnd, i), "arrived"));
-        lo = lo < 0 || a < lo ? a : lo;
-        hi = a > hi ? a : hi;
-    }
+    json_int_t lo, hi;
+    spread(&rnd, &lo, &hi);
     cr_assert_gt(hi - lo, 20, "random dealt %lld to %lld", (long long)lo, (long long)hi);
     cr_assert_lt(worst_p99(&lor), worst_p99(&rnd), "least_outstanding %g, random %g",
                  worst_p99(&lor), worst_p99(&rnd));
@@ -75,12 +80,8 @@ Test(router, policies_that_look_at_the_replicas_beat_random)
 Test(router, least_outstanding_keeps_the_replicas_even)
 {
     test_run_t r = routed("least_outstanding");
-    json_int_t lo = -1, hi = 0;
-    for (size_t i = 0; i < 6; i++) {
-        json_int_t a = json_integer_value(json_object_get(result_tenant(&r, i), "arrived"));
-        lo = lo < 0 || a < lo ? a : lo;
-        hi = a > hi ? a : hi;
-    }
+    json_int_t lo, hi;
+    spread(&r, &lo, &hi);
     cr_assert_leq(hi - lo, 5, "arrivals %lld to %lld", (long long)lo, (long long)hi);
     run_free(&r);
 }
