@@ -59,6 +59,13 @@ bool colo_eq_pop(colo_eq_t *q, colo_event_t *ev);
 /* Time of the earliest pending event, or COLO_TIME_MAX when none. O(1). */
 colo_time_t colo_eq_peek_time(const colo_eq_t *q);
 
+/* Brings an idle queue's clock forward to t (no earlier event may be pending): a run of a fleet
+ * that another run's event touches at t (sim/fleet). */
+static inline void colo_eq_set_now(colo_eq_t *q, colo_time_t t)
+{
+    if (t > q->now) q->now = t;
+}
+
 static inline size_t colo_eq_size(const colo_eq_t *q)
 {
     return q->n - (size_t)q->hole;

@@ -83,25 +83,40 @@ const char *colo_router_names(void)
 
 /* ---- the routers of a run ---- */
 
+int colo_router_attach(colo_tenant_run_t *leader, colo_tenant_run_t *const *reps, size_t n,
+                       const colo_router_ops_t *ops)
+{
+    colo_router_t *r = colo_calloc(1, sizeof *r);
+    if (!r) return COLO_ENOMEM;
+    leader->router = r;
+    r->ops = ops;
+    r->n = n;
+    char name[320];
+    snprintf(name, sizeof name, "router:%s",
+             leader->cfg->service ? leader->cfg->service : leader->cfg->name);
+    if (!(r->reps = colo_calloc(n, sizeof *r->reps)) ||
+        !(r->rng = colo_rng_new(leader->sim->sc->seed, name)))
+        return COLO_ENOMEM;
+    memcpy(r->reps, reps, n * sizeof *reps);
+    return 0;
+}
+
 int colo_serving_routers_new(colo_sim_t *sim)
 {
     for (size_t i = 0; i < sim->n; i++) {
         colo_tenant_run_t *t = &sim->t[i];
         if (!t->cfg->router || t->cfg->routed) continue; /* a leader only */
-        colo_router_t *r = colo_calloc(1, sizeof *r);
-        if (!r) return COLO_ENOMEM;
-        t->router = r;
-        r->ops = t->cfg->router;
+        size_t n = 0;
         for (size_t j = i; j < sim->n; j++)
-            r->n += sim->t[j].cfg->leader == i;
-        char name[320];
-        snprintf(name, sizeof name, "router:%s", t->cfg->service);
-        if (!(r->reps = colo_calloc(r->n, sizeof *r->reps)) ||
-            !(r->rng = colo_rng_new(sim->sc->seed, name)))
-            return COLO_ENOMEM;
+            n += sim->t[j].cfg->leader == i;
+        colo_tenant_run_t **reps = colo_calloc(n, sizeof *reps);
+        if (!reps) return COLO_ENOMEM;
         size_t k = 0;
         for (size_t j = i; j < sim->n; j++)
-            if (sim->t[j].cfg->leader == i) r->reps[k++] = &sim->t[j];
+            if (sim->t[j].cfg->leader == i) reps[k++] = &sim->t[j];
+        int rc = colo_router_attach(t, reps, n, t->cfg->router);
+        colo_free(reps);
+        if (rc) return rc;
     }
     return 0;
 }
@@ -121,5 +136,12 @@ void colo_serving_routers_free(colo_sim_t *sim)
 colo_tenant_run_t *colo_serving_route(colo_tenant_run_t *t)
 {
     colo_router_t *r = t->router;
-    return r ? r->reps[r->ops->pick(r, r->reps, r->n)] : t;
+    if (!r) return t;
+    colo_tenant_run_t *d = r->reps[r->ops->pick(r, r->reps, r->n)];
+    if (d->sim != t->sim) { /* a replica on another GPU of the fleet: its clock comes to now */
+        colo_eq_set_now(&d->sim->eq, t->sim->eq.now);
+        t->sim->yield = true;
+        if (t->sim->touch) t->sim->touch(t->sim->touch_ctx, d->sim);
+    }
+    return d;
 }

@@ -32,6 +32,14 @@ typedef struct colo_router {
 const colo_router_ops_t *colo_router_find(const char *name);
 const char *colo_router_names(void);
 
+/* Gives leader (the tenant run whose arrivals the service's are) a router with ops over reps[0 ..
+ * n), the service's replicas, leader among them; they may be tenants of several runs of a fleet,
+ * kept in one event order (sim/fleet): a request routed to another run brings that run's clock
+ * to now. Its random stream comes from the leader's run's seed and the service's name. Freed
+ * with the leader's run. 0 or COLO_ENOMEM. */
+int colo_router_attach(struct colo_tenant_run *leader, struct colo_tenant_run *const *reps,
+                       size_t n, const colo_router_ops_t *ops);
+
 /* A replica's requests in the system now: waiting, and in the batches its instances run. */
 size_t colo_router_outstanding(const struct colo_tenant_run *t);
 

@@ -631,7 +631,7 @@ static void zero_time_loop(colo_sim_t *sim, const colo_event_t *ev, colo_error_t
                           : "");
 }
 
-int colo_sim_run(colo_sim_t *sim, colo_error_t *err)
+int colo_sim_start(colo_sim_t *sim, colo_error_t *err)
 {
     for (size_t i = 0; i < sim->n && !sim->failed; i++) {
         colo_tenant_run_t *t = &sim->t[i];
@@ -653,10 +653,20 @@ int colo_sim_run(colo_sim_t *sim, colo_error_t *err)
     for (size_t f = 0; f < sim->sc->n_faults; f++)
         colo_serving_fail(sim, colo_eq_schedule(&sim->eq, sim->sc->faults[f].at, on_fault, sim,
                                                 (int64_t)sim->sc->faults[f].tenant, NULL));
+    return 0;
+}
+
+int colo_sim_advance(colo_sim_t *sim, colo_time_t until, bool inclusive, colo_error_t *err)
+{
     colo_event_t ev;
-    uint32_t polled = 0;
-    uint64_t same_instant = 0; /* events in a row at one simulated time */
-    while (!failed(sim) && colo_eq_peek_time(&sim->eq) <= sim->end && colo_eq_pop(&sim->eq, &ev)) {
+    uint32_t polled = sim->polled;
+    uint64_t same_instant = sim->same_instant; /* events in a row at one simulated time */
+    colo_time_t last = until < sim->end ? until : sim->end;
+    sim->yield = false;
+    for (;;) {
+        colo_time_t at = colo_eq_peek_time(&sim->eq);
+        if (at > last || (at == until && !inclusive) || failed(sim) || !colo_eq_pop(&sim->eq, &ev))
+            break;
         same_instant = ev.time == sim->last_event ? same_instant + 1 : 0;
         sim->last_event = ev.time;
         if (same_instant > COLO_EVENTS_PER_INSTANT_MAX) {
@@ -665,7 +675,21 @@ int colo_sim_run(colo_sim_t *sim, colo_error_t *err)
         }
         ev.fn(ev.obj, ev.arg);
         if ((++polled & 4095) == 0) colo_serving_poll(sim);
+        if (sim->yield) break; /* it routed a request to another GPU of its fleet */
     }
+    sim->polled = polled;
+    sim->same_instant = same_instant;
+    return 0;
+}
+
+colo_time_t colo_sim_next(const colo_sim_t *sim)
+{
+    colo_time_t at = colo_eq_peek_time(&sim->eq);
+    return at <= sim->end && !failed(sim) ? at : COLO_TIME_MAX;
+}
+
+int colo_sim_finish(colo_sim_t *sim, colo_error_t *err)
+{
     /* close the statistics (and the timeline's spans) of what is still running at the end */
     colo_domain_timeline_end(sim);
     const colo_scenario_t *sc = sim->sc;
@@ -693,55 +717,11 @@ int colo_sim_run(colo_sim_t *sim, colo_error_t *err)
     return 0;
 }
 
-void colo_sim_check(const colo_sim_t *sim)
+int colo_sim_run(colo_sim_t *sim, colo_error_t *err)
 {
-    int running = 0;
-    for (size_t i = 0; i < sim->n; i++) {
-        const colo_tenant_run_t *t = &sim->t[i];
-        const char *name = t->cfg->name;
-        int streams_running = 0, busy = 0;
-        for (int k = 0; k < t->n_streams; k++) {
-            streams_running += t->streams[k].kernel_running;
-            busy += t->streams[k].busy;
-            COLO_CHECK(t->streams[k].busy || t->streams[k].n_batch == 0,
-                       "tenant %s: instance %d holds %d requests while idle", name, k,
-                       t->streams[k].n_batch);
-        }
-        COLO_CHECK(streams_running == t->kernels_running && busy == t->busy_streams &&
-                       busy <= t->n_streams,
-                   "tenant %s: %d kernels and %d requests running on its %d instances; counted "
-                   "%d and %d",
-                   name, streams_running, busy, t->n_streams, t->kernels_running, t->busy_streams);
-        COLO_CHECK(t->kernel_starts == t->kernel_ends + (uint64_t)t->kernels_running,
-                   "tenant %s: %llu kernels started, %llu ended, %d still running", name,
-                   (unsigned long long)t->kernel_starts, (unsigned long long)t->kernel_ends,
-                   t->kernels_running);
-        running += t->kernels_running;
-        uint64_t by_reason = 0;
-        for (int r = 0; r < COLO_DROP_REASONS; r++)
-            by_reason += t->dropped_by[r];
-        COLO_CHECK(by_reason == t->dropped, "tenant %s: %llu dropped, %llu with a reason", name,
-                   (unsigned long long)t->dropped, (unsigned long long)by_reason);
-        uint64_t in_flight = 0; /* of the window's arrivals: waiting, or in a running batch */
-        for (size_t k = 0; k < t->qlen; k++)
-            in_flight += in_window(sim, t->queue[(t->qhead + k) % t->qcap].arrival);
-        for (int k = 0; k < t->n_streams; k++)
-            for (int b = 0; b < t->streams[k].n_batch; b++)
-                in_flight += in_window(sim, t->streams[k].batch[b].arrival);
-        if (t->llm) {
-            colo_serving_llm_check(t);
-            in_flight += colo_serving_llm_in_flight(t);
-        }
-        COLO_CHECK(t->arrived == t->completed + t->dropped + in_flight,
-                   "tenant %s: %llu requests arrived in the window, %llu completed, %llu dropped, "
-                   "%llu in flight at the end",
-                   name, (unsigned long long)t->arrived, (unsigned long long)t->completed,
-                   (unsigned long long)t->dropped, (unsigned long long)in_flight);
-        COLO_CHECK(t->latency.count == t->completed, "tenant %s: %llu latencies for %llu requests",
-                   name, (unsigned long long)t->latency.count, (unsigned long long)t->completed);
-    }
-    COLO_CHECK(running == sim->kernels_running, "%d kernels running by tenant, %d in all", running,
-               sim->kernels_running);
+    int rc = colo_sim_start(sim, err);
+    if (!rc) rc = colo_sim_advance(sim, COLO_TIME_MAX, true, err);
+    return rc ? rc : colo_sim_finish(sim, err);
 }
 
 void colo_sim_free(colo_sim_t *sim)

@@ -222,6 +222,16 @@ typedef struct colo_sim {
     uint64_t *copy_lanes; /* per copy-engine domain and direction: lanes in use, lanes named */
     int failed;           /* first error met inside an event */
     colo_error_t err;     /* and its message, when it was an input error (a log line) */
+    /* colo_sim_advance: events since the last poll, events in a row at one instant */
+    uint32_t polled;
+    uint64_t same_instant;
+    /* in a fleet (sim/fleet): set when an event of this run routed a request into another run
+     * (colo_serving_route), which ends colo_sim_advance after that event; touch tells the
+     * fleet which run it was (NULL: not in a fleet) */
+    bool yield;
+    void (*touch)(void *ctx, struct colo_sim *to);
+    void *touch_ctx;
+    size_t fleet_index; /* its place in the fleet, for touch */
 } colo_sim_t;
 
 /* An LLM tenant's figures after a run (docs/llm.md, "Results"): time to first token and time
@@ -245,8 +255,24 @@ int colo_tenant_llm_stats(const struct colo_sim *sim, size_t i, colo_llm_stats_t
 int colo_sim_new(const colo_scenario_t *sc, colo_sim_t **out, colo_error_t *err);
 
 /* Runs to the end: arrivals in [0, duration), then up to drain more for requests in flight.
- * 0, or COLO_ENOMEM with err set. */
+ * 0, or COLO_ENOMEM with err set. The same as colo_sim_start, colo_sim_advance to the end and
+ * colo_sim_finish, which a fleet (sim/fleet) calls to run several GPUs' runs in one event order. */
 int colo_sim_run(colo_sim_t *sim, colo_error_t *err);
+
+/* Schedules the run's first events (arrivals, closed loops' first queries, samples, faults).
+ * 0, or a negative code with err set (a log that cannot be opened). */
+int colo_sim_start(colo_sim_t *sim, colo_error_t *err);
+/* Runs the events before until (and at until when inclusive), in order, up to the run's end;
+ * stops early after an event that routed a request into another run of its fleet (yield).
+ * 0, or COLO_EINVAL with err set when time stands still (too many events at one instant); an
+ * error met inside an event is reported by colo_sim_finish. */
+int colo_sim_advance(colo_sim_t *sim, colo_time_t until, bool inclusive, colo_error_t *err);
+/* The time of the run's next event, or COLO_TIME_MAX when it has none before its end (or an
+ * event failed). */
+colo_time_t colo_sim_next(const colo_sim_t *sim);
+/* Closes the statistics of what still runs at the end and checks the accounts; 0, or the error
+ * an event met (err set). */
+int colo_sim_finish(colo_sim_t *sim, colo_error_t *err);
 
 void colo_sim_free(colo_sim_t *sim);
 

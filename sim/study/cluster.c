@@ -14,6 +14,7 @@
 #include "alloc.h"
 #include "cfg.h"
 #include "results.h"
+#include "router.h"
 #include "scenario.h"
 #include "serving.h"
 
@@ -22,158 +23,6 @@
 #include <string.h>
 
 const char *const colo_cluster_policy_names[] = {"first_fit", "best_fit", "interference_aware"};
-
-/* ---- editing a scenario's settings ---- */
-
-static config_setting_t *set_member(config_setting_t *g, const char *name, int type)
-{
-    config_setting_t *s = config_setting_get_member(g, name);
-    if (s && config_setting_type(s) != type) {
-        config_setting_remove(g, name);
-        s = NULL;
-    }
-    return s ? s : config_setting_add(g, name, type);
-}
-
-static int set_string(config_setting_t *g, const char *name, const char *v)
-{
-    config_setting_t *s = set_member(g, name, CONFIG_TYPE_STRING);
-    return s && config_setting_set_string(s, v) == CONFIG_TRUE ? 0 : COLO_ENOMEM;
-}
-
-static int set_float(config_setting_t *g, const char *name, double v)
-{
-    config_setting_t *s = set_member(g, name, CONFIG_TYPE_FLOAT);
-    return s && config_setting_set_float(s, v) == CONFIG_TRUE ? 0 : COLO_ENOMEM;
-}
-
-static int set_int(config_setting_t *g, const char *name, long long v)
-{
-    config_setting_t *s = set_member(g, name, CONFIG_TYPE_INT64);
-    return s && config_setting_set_int64(s, v) == CONFIG_TRUE ? 0 : COLO_ENOMEM;
-}
-
-static void drop(config_setting_t *g, const char *name)
-{
-    if (config_setting_get_member(g, name)) config_setting_remove(g, name);
-}
-
-/* A service's name, as the scenario reader read it. */
-const char *colo_cluster_tenant_name(const colo_cluster_t *c, size_t t)
-{
-    return c->models[0]->tenants[t].name;
-}
-
-/* A replica's tenant name: NAME, or NAME-rK when its service has several. */
-void colo_cluster_replica_name(const colo_cluster_t *c, const colo_cluster_replica_t *r, char *buf,
-                               size_t n)
-{
-    const struct tenant *t = &c->tenants[r->tenant];
-    if (t->replicas != 1)
-        snprintf(buf, n, "%s-r%d", colo_cluster_tenant_name(c, r->tenant), r->k);
-    else
-        snprintf(buf, n, "%s", colo_cluster_tenant_name(c, r->tenant));
-}
-
-static int edit(const colo_cfg_reader_t *r, config_setting_t *root, void *ctx)
-{
-    const colo_cluster_gen_t *g = ctx;
-    const colo_cluster_t *c = g->c;
-    int rc = 0;
-    drop(root, "cluster");
-    drop(root, "faults");
-    if ((rc = set_string(root, "gpu", g->model)) ||
-        (rc = set_int(root, "seed", (long long)g->seed)))
-        return rc;
-    if (g->duration_s > 0) {
-        double warm = 0; /* written as an integer or a float */
-        if ((rc = colo_cfg_double(r, root, "warmup_s", COLO_CFG_NONNEG, &warm)) < 0) return rc;
-        if ((rc = set_float(root, "duration_s", g->duration_s)) ||
-            (rc = set_float(root, "warmup_s", fmin(warm, g->duration_s / 5))))
-            return rc;
-    }
-    config_setting_t *tl = config_setting_get_member(root, "tenants");
-    if (!tl || !config_setting_is_list(tl)) return 0; /* the scenario reader says what is wrong */
-    unsigned n0 = (unsigned)config_setting_length(tl);
-    bool templ = g->n == SIZE_MAX;
-    config_setting_t *sh = config_setting_get_member(root, "sharing");
-    if (templ) { /* every tenant on one GPU, time-sliced, for times alone */
-        drop(root, "sharing");
-        if (!(sh = config_setting_add(root, "sharing", CONFIG_TYPE_GROUP)) ||
-            (rc = set_string(sh, "mode", "timeslice")))
-            return rc ? rc : COLO_ENOMEM;
-        for (unsigned i = 0; i < n0; i++) {
-            config_setting_t *t = config_setting_get_elem(tl, i);
-            drop(t, "replicas");
-            /* the memory all the tenants need together may not fit one GPU: not summed here; an
-             * LLM engine still sizes its KV cache from what it is given, as it will be on its
-             * own GPU (a limit is not summed) */
-            config_setting_t *mem = config_setting_get_member(t, "memory_gib");
-            if (mem && config_setting_get_member(t, "llm") &&
-                !config_setting_get_member(t, "memory_limit_gib") &&
-                (rc = set_float(t, "memory_limit_gib",
-                                config_setting_get_float(mem) > 0
-                                    ? config_setting_get_float(mem)
-                                    : (double)config_setting_get_int64(mem))))
-                return rc;
-            drop(t, "memory_gib");
-        }
-        return 0;
-    }
-    config_setting_t *ins = NULL;
-    if (c->mode == COLO_SHARE_MIG) {
-        drop(sh, "instances");
-        if (!(ins = config_setting_add(sh, "instances", CONFIG_TYPE_LIST))) return COLO_ENOMEM;
-    }
-    for (size_t m = 0; m < g->n; m++) {
-        const colo_cluster_replica_t *rep = &c->replicas[g->members[m]];
-        if ((rc = colo_cfg_copy_setting(tl, config_setting_get_elem(tl, (unsigned)rep->tenant))))
-            return rc;
-        config_setting_t *e = config_setting_get_elem(tl, n0 + (unsigned)m);
-        char name[256];
-        colo_cluster_replica_name(c, rep, name, sizeof name);
-        drop(e, "replicas");
-        if ((rc = set_string(e, "name", name))) return rc;
-        if (c->mode == COLO_SHARE_MIG) {
-            char iname[32];
-            snprintf(iname, sizeof iname, "i%zu", m);
-            config_setting_t *in = config_setting_add(ins, NULL, CONFIG_TYPE_GROUP);
-            if (!in || (rc = set_string(in, "name", iname)) ||
-                (rc = set_string(in, "profile", g->parts[m].prof->name)) ||
-                (rc = set_int(in, "placement", g->placements[m])) ||
-                (rc = set_string(e, "instance", iname)))
-                return rc ? rc : COLO_ENOMEM;
-        } else if (c->mode == COLO_SHARE_GREEN) {
-            if ((rc = set_int(e, "sms", g->parts[m].sms))) return rc;
-        }
-    }
-    for (unsigned i = 0; i < n0; i++)
-        config_setting_remove_elem(tl, 0);
-    return 0;
-}
-
-/* Loads one GPU's scenario: its members, their parts; each replica's load divided. */
-static int load_gpu(const colo_cluster_t *c, const colo_cluster_gen_t *g, colo_scenario_t **sc)
-{
-    int rc = colo_scenario_load_edited(c->path, c->sets, c->n_sets, edit, (void *)g, sc, c->err);
-    if (rc) return rc;
-    for (size_t m = 0; m < g->n; m++) {
-        int reps = c->tenants[c->replicas[g->members[m]].tenant].replicas;
-        if (reps > 1) colo_arrival_scale_load(&(*sc)->tenants[m].arrival, 1.0 / reps);
-    }
-    return 0;
-}
-
-/* Simulates one GPU's scenario into *res. */
-int colo_cluster_simulate_gpu(const colo_cluster_t *c, const colo_cluster_gen_t *g, json_t **res)
-{
-    colo_scenario_t *sc = NULL;
-    *res = NULL;
-    int rc = load_gpu(c, g, &sc);
-    if (!rc) rc = colo_simulate_scenario(sc, c->sets, c->n_sets, res, c->err);
-    colo_scenario_free(sc);
-    return rc;
-}
 
 /* ---- reading the cluster section ---- */
 
@@ -297,6 +146,18 @@ static int read_cluster(colo_cluster_t *c, const colo_cfg_reader_t *r, const con
         }
         if ((rc = colo_cfg_double(r, t, "memory_gib", COLO_CFG_NONNEG, &ct->memory_gib)) < 0)
             return rc;
+        const char *rname = NULL;
+        if ((rc = colo_cfg_string(r, t, "router", 0, &rname)) < 0) return rc;
+        if (!rname) continue;
+        const config_setting_t *rt = config_setting_get_member(t, "router");
+        if (!(ct->router = colo_router_find(rname)))
+            return colo_cfg_error(r, rt, COLO_EINVAL, "unknown router '%s' (known: %s)", rname,
+                                  colo_router_names());
+        if (ct->replicas == 1)
+            return colo_cfg_error(r, rt, COLO_EINVAL,
+                                  "routes a service's requests among its replicas: give "
+                                  "replicas = N (2 or more) or \"auto\"");
+        ct->router_line = (int)config_setting_source_line(rt);
     }
     long long seed = 1;
     if ((rc = colo_cfg_int(r, root, "seed", COLO_CFG_NONNEG, &seed)) < 0) return rc;
@@ -381,10 +242,7 @@ static int setup(colo_cluster_t *c)
         c->pools[p].model_idx = m;
         if (m < c->n_models) continue;
         c->model_pool[m] = p;
-        colo_cluster_gen_t g = {c, c->pools[p].model, NULL, SIZE_MAX, NULL, NULL, 0, c->seed};
-        if ((rc = colo_scenario_load_edited(c->path, c->sets, c->n_sets, edit, &g, &c->models[m],
-                                            c->err)))
-            return rc;
+        if ((rc = colo_cluster_load_template(c, c->pools[p].model, &c->models[m]))) return rc;
         c->n_models++;
         /* the mechanism every GPU runs: its times alone were taken time-sliced, so say here
          * what the model cannot do (placement would find no MIG profile to place on) */
@@ -401,8 +259,17 @@ static int setup(colo_cluster_t *c)
     }
     double dur = COLO_TO_S(c->models[0]->duration);
     if (c->trial_s <= 0 || c->trial_s > dur) c->trial_s = dur;
-    for (size_t t = 0; t < c->n_tenants; t++)
+    for (size_t t = 0; t < c->n_tenants; t++) {
+        const colo_arrival_cfg_t *a = &c->models[0]->tenants[t].arrival;
+        char key[300];
+        snprintf(key, sizeof key, "tenants.%s.router", c->models[0]->tenants[t].name);
+        if (c->tenants[t].router && (colo_arrival_closed(a) || a->lg.scenario != COLO_LG_NONE))
+            return colo_error_set(c->err, COLO_EINVAL, c->path, c->tenants[t].router_line, key,
+                                  "a router deals one open-loop arrival stream (Poisson, gamma, "
+                                  "MMPP, a replayed log) among replicas; a closed loop's clients "
+                                  "and an MLPerf LoadGen test each wait for their own system");
         if ((rc = offered_rate(c->models[0], t, &c->tenants[t].rate, c->err))) return rc;
+    }
     if (!(c->choices = colo_calloc(c->n_tenants * c->n_models + 1, sizeof *c->choices)))
         return COLO_ENOMEM;
     return 0;
@@ -473,20 +340,7 @@ int colo_cluster_run(const char *path, const char *const *sets, size_t n, json_t
     for (size_t i = 0; i < c.n_replicas && !rc; i++)
         rc = colo_cluster_place(&c, i);
     if (!rc && !(gpu_res = colo_calloc(c.n_gpus + 1, sizeof *gpu_res))) rc = COLO_ENOMEM;
-    for (size_t gi = 0; gi < c.n_gpus && !rc; gi++) {
-        const colo_cluster_gpu_t *g = &c.gpus[gi];
-        colo_cluster_part_t *parts = colo_calloc(g->n, sizeof *parts);
-        if (!parts) {
-            rc = COLO_ENOMEM;
-            break;
-        }
-        for (size_t m = 0; m < g->n; m++)
-            parts[m] = c.replicas[g->members[m]].part;
-        colo_cluster_gen_t gen = {&c, c.pools[g->pool].model, g->members, g->n, parts, g->placement,
-                                  0,  c.seed + 1000003u * gi};
-        rc = colo_cluster_simulate_gpu(&c, &gen, &gpu_res[gi]);
-        colo_free(parts);
-    }
+    if (!rc) rc = colo_cluster_simulate_all(&c, gpu_res);
     if (!rc && !(*out = colo_cluster_results_json(&c, gpu_res))) rc = COLO_ENOMEM;
     if (rc == COLO_ENOMEM) colo_error_set(err, rc, path, 0, NULL, "out of memory");
     for (size_t gi = 0; gpu_res && gi < c.n_gpus; gi++)
@@ -518,18 +372,5 @@ int colo_simulate_file(const char *path, const char *const *sets, size_t n, json
     rc = colo_scenario_load(path, sets, n, &sc, err);
     if (!rc) rc = colo_simulate_scenario(sc, sets, n, out, err);
     colo_scenario_free(sc);
-    return rc;
-}
-
-int colo_simulate_scenario(const colo_scenario_t *sc, const char *const *sets, size_t n,
-                           json_t **out, colo_error_t *err)
-{
-    colo_sim_t *sim = NULL;
-    *out = NULL;
-    int rc = colo_sim_new(sc, &sim, err);
-    if (!rc) rc = colo_sim_run(sim, err);
-    if (!rc && !(*out = colo_results_json(sim, sets, n)))
-        rc = colo_error_set(err, COLO_ENOMEM, sc->path, 0, NULL, "out of memory");
-    colo_sim_free(sim);
     return rc;
 }

@@ -7,6 +7,7 @@
 #define COLO_CLUSTER_H
 
 #include "errors.h"
+#include "fleet.h" /* colo_simulate_scenario */
 
 #include <jansson.h>
 #include <stdio.h>
@@ -30,10 +31,6 @@ int colo_cluster_run(const char *path, const char *const *sets, size_t n, json_t
 /* The placement and per-service table of a cluster's results, for people. */
 void colo_cluster_print(json_t *results, FILE *f);
 
-/* Simulates a loaded one-GPU scenario into *out (results JSON, sets as its overrides). */
-struct colo_scenario;
-int colo_simulate_scenario(const struct colo_scenario *sc, const char *const *sets, size_t n,
-                           json_t **out, colo_error_t *err);
 
 /* Reads a scenario file, one GPU or a cluster, with the overrides, as colo_simulate_file would,
  * and simulates nothing. 0 or a negative code with err set. */

@@ -22,6 +22,7 @@ layer_of() {
         models/*) echo models ;;
         sim/serving/*) echo serving ;;
         sim/io/*) echo io ;;
+        sim/fleet/*) echo fleet ;;
         sim/study/*) echo study ;;
         sim/live/*) echo live ;;
         sim/cli/*) echo cli ;;
@@ -31,7 +32,7 @@ layer_of() {
 rank_of() {
     case $1 in
         engine) echo 0 ;; format) echo 1 ;; models) echo 2 ;; serving) echo 3 ;; io) echo 4 ;;
-        study | live) echo 5 ;; api) echo 6 ;; cli) echo 7 ;; *) echo 99 ;;
+        fleet) echo 5 ;; study | live) echo 6 ;; api) echo 7 ;; cli) echo 8 ;; *) echo 99 ;;
     esac
 }
 

@@ -84,7 +84,7 @@ static int run_alone(colo_cluster_t *c, size_t model, size_t t, colo_cluster_par
         ri++;
     int start = part.prof ? part.prof->placements[0] : 0;
     colo_cluster_gen_t gen = {
-        c, c->pools[c->model_pool[model]].model, &ri, 1, &part, &start, c->trial_s, c->seed};
+        c, c->pools[c->model_pool[model]].model, &ri, 1, &part, &start, c->trial_s, c->seed, NULL};
     json_t *res;
     int rc = colo_cluster_simulate_gpu(c, &gen, &res);
     if (rc) return rc;
@@ -264,7 +264,7 @@ static int trial(colo_cluster_t *c, size_t gi, size_t ri, int start, bool *ok, d
         parts[g->n] = c->replicas[ri].part;
         pl[g->n] = start;
         colo_cluster_gen_t gen = {c,          c->pools[g->pool].model, members, n, parts, pl,
-                                  c->trial_s, c->seed + 1000003u * gi};
+                                  c->trial_s, c->seed + 1000003u * gi, NULL};
         rc = colo_cluster_simulate_gpu(c, &gen, &res);
     }
     *ok = rc == 0;

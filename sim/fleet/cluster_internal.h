@@ -71,6 +71,8 @@ typedef struct cluster {
         int replicas; /* 0: auto */
         double memory_gib;
         double rate; /* offered requests/s of the whole service; < 0: closed loop */
+        const struct colo_router_ops *router; /* routed among its replicas (NULL: split) */
+        int router_line;                      /* where the file says so */
     } * tenants;
     /* one template scenario per distinct model: every tenant, for times alone */
     size_t n_models;
@@ -100,9 +102,10 @@ typedef struct gen {
     const int *placements;
     double duration_s; /* 0: the file's */
     uint64_t seed;
+    const size_t *leaders; /* in a fleet: per tenant, its leader replica (NULL: not a fleet) */
 } colo_cluster_gen_t;
 
-/* ---- cluster.c ---- */
+/* ---- cluster_gpu.c ---- */
 
 /* A service's name, as the scenario reader read it. */
 const char *colo_cluster_tenant_name(const colo_cluster_t *c, size_t t);
@@ -111,8 +114,16 @@ const char *colo_cluster_tenant_name(const colo_cluster_t *c, size_t t);
 void colo_cluster_replica_name(const colo_cluster_t *c, const colo_cluster_replica_t *r, char *buf,
                                size_t n);
 
+/* The template scenario of a GPU model: every tenant on one GPU of it, time-sliced, for their
+ * times alone. */
+int colo_cluster_load_template(const colo_cluster_t *c, const char *model, colo_scenario_t **out);
+
 /* Simulates one GPU's scenario into *res. */
 int colo_cluster_simulate_gpu(const colo_cluster_t *c, const colo_cluster_gen_t *g, json_t **res);
+
+/* Simulates every placed GPU into gpu_res[0 .. n_gpus): each alone, or, when a service routes
+ * among its replicas, all in one event order (fleet.h). */
+int colo_cluster_simulate_all(const colo_cluster_t *c, json_t **gpu_res);
 
 /* ---- placement.c ---- */
 
