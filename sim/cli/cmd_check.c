@@ -88,6 +88,9 @@ static void tokens_text(const colo_token_dist_t *d, char *buf, size_t n)
         snprintf(buf, n, "lognormal median %g sigma %g, at most %lld", d->median, d->sigma, d->max);
         break;
     case COLO_TOKENS_ZIPF: snprintf(buf, n, "Zipf s %g over 1-%lld", d->s, d->max); break;
+    case COLO_TOKENS_SESSION:
+        snprintf(buf, n, "a session's history, %lld-%lld", d->min, d->max);
+        break;
     }
 }
 
@@ -122,6 +125,14 @@ static void print_llm(const colo_tenant_cfg_t *t)
     tokens_text(&c->output, ou, sizeof ou);
     printf("  %-14s   tokens: prompt %s; output %s; typical %lld and %lld\n", "", pr, ou,
            c->typical_prompt, c->typical_output);
+    const colo_prompts_cfg_t *g = &c->prompts;
+    if (g->kind == COLO_PROMPTS_GROUPS)
+        printf("  %-14s   prompts: %lld groups x %lld users, prefix %lld, question %lld\n", "",
+               g->groups, g->users, g->prefix, g->question);
+    if (g->kind == COLO_PROMPTS_SESSIONS)
+        printf("  %-14s   prompts: %lld sessions of %lld turns, system %lld, message %lld\n", "",
+               g->sessions, g->turns, g->system, g->message);
+    if (c->prefix_caching) printf("  %-14s   prefix caching on\n", "");
 }
 
 /* Batching: the smallest batch b whose time alone, shared by its b requests, lets instances

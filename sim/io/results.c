@@ -95,6 +95,8 @@ static json_t *tokens_json(const colo_token_dist_t *d)
                          d->sigma, "max", d->max);
     case COLO_TOKENS_ZIPF:
         return json_pack("{s:s,s:f,s:I}", "dist", "zipf", "s", d->s, "max", d->max);
+    case COLO_TOKENS_SESSION:
+        return json_pack("{s:s,s:I,s:I}", "dist", "sessions", "min", d->min, "max", d->max);
     }
     return NULL;
 }
@@ -102,6 +104,40 @@ static json_t *tokens_json(const colo_token_dist_t *d)
 static json_t *ms_or_null(double ms)
 {
     return ms > 0 ? json_real(ms) : json_null();
+}
+
+/* A tenant's shared-prefix workload (docs/llm.md, "Prefix caching"). */
+static json_t *workload_json(const colo_llm_cfg_t *c)
+{
+    const colo_prompts_cfg_t *g = &c->prompts;
+    if (g->kind == COLO_PROMPTS_GROUPS)
+        return json_pack("{s:s,s:I,s:I,s:I,s:I}", "kind", "shared_prefix", "groups",
+                         (json_int_t)g->groups, "users", (json_int_t)g->users, "prefix",
+                         (json_int_t)g->prefix, "question", (json_int_t)g->question);
+    return json_pack("{s:s,s:I,s:I,s:I,s:I}", "kind", "sessions", "sessions",
+                     (json_int_t)g->sessions, "turns", (json_int_t)g->turns, "system",
+                     (json_int_t)g->system, "message", (json_int_t)g->message);
+}
+
+/* A share, or null without anything to share. */
+static json_t *share_or_null(uint64_t part, uint64_t whole)
+{
+    return whole ? json_real((double)part / (double)whole) : json_null();
+}
+
+/* Prefix caching's figures: first admissions in the window, blocks evicted over the run. */
+static json_t *prefix_json(const colo_llm_stats_t *st)
+{
+    return json_pack("{s:I,s:I,s:I,s:I,s:I,s:o,s:o,s:I}", "requests",
+                     (json_int_t)st->prefix_requests, "prompt_blocks",
+                     (json_int_t)st->prefix_prompt_blocks, "hit_blocks",
+                     (json_int_t)st->prefix_hit_blocks, "prompt_tokens",
+                     (json_int_t)st->prefix_prompt_tokens, "hit_tokens",
+                     (json_int_t)st->prefix_hit_tokens, "hit_rate_blocks",
+                     share_or_null(st->prefix_hit_blocks, st->prefix_prompt_blocks),
+                     "hit_rate_tokens",
+                     share_or_null(st->prefix_hit_tokens, st->prefix_prompt_tokens),
+                     "evicted_blocks", (json_int_t)st->prefix_evicted_blocks);
 }
 
 /* An LLM tenant's settings and figures (docs/llm.md, "Results"). */
@@ -113,7 +149,7 @@ static json_t *llm_json(const colo_sim_t *sim, const colo_tenant_run_t *t)
     /* no completed request (or none of more than one token): no figure, not 0 */
     json_t *ttft = st.ttft.n ? colo_latency_json(&st.ttft) : json_null();
     json_t *tpot = st.tpot.n ? colo_latency_json(&st.tpot) : json_null();
-    return json_pack(
+    json_t *o = json_pack(
         "{s:s,s:s,s:s,s:{s:i,s:i,s:i,s:i,s:i,s:f,s:f},s:{s:o,s:o,s:I,s:I},s:o,s:o,s:o,s:o,s:f,"
         "s:f,s:{s:s,s:f,s:s,s:f,s:f,s:f,s:I,s:i,s:f,s:f},s:I,s:I,s:I,s:I}",
         "profile", c->profile_path, "model", c->profile->model, "profiled_on", c->profile->gpu,
@@ -133,6 +169,18 @@ static json_t *llm_json(const colo_sim_t *sim, const colo_tenant_run_t *t)
         "utilisation_max", st.kv_utilisation_max, "preemptions", (json_int_t)st.preemptions,
         "iterations", (json_int_t)st.iterations, "prefill_iterations",
         (json_int_t)st.prefill_iterations, "decode_iterations", (json_int_t)st.decode_iterations);
+    /* prefix caching and the shared-prefix workloads: only where they are on, so that the
+     * results of a scenario without them stay as they were */
+    if (o && c->prompts.kind != COLO_PROMPTS_DRAWN &&
+        json_object_set_new(json_object_get(o, "tokens"), "workload", workload_json(c))) {
+        json_decref(o);
+        return NULL;
+    }
+    if (o && c->prefix_caching && json_object_set_new(o, "prefix_cache", prefix_json(&st))) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
 }
 
 static json_t *num_or_null(double v)

@@ -80,6 +80,7 @@ static int llm_fields(const colo_sim_t *sim, size_t i, colo_run_stats_t *out)
     for (size_t k = 0; k < 5; k++)
         *ttft[k] = *tpot[k] = -1;
     out->output_tokens_per_s = -1;
+    out->prefix_hit_rate_blocks = out->prefix_hit_rate_tokens = -1;
     const colo_llm_cfg_t *c = sim->t[i].cfg->llm;
     if (!c) return 0;
     out->slo_ttft_ms = c->slo_ttft > 0 ? c->slo_ttft_ms : 0;
@@ -88,6 +89,13 @@ static int llm_fields(const colo_sim_t *sim, size_t i, colo_run_stats_t *out)
     int rc = colo_tenant_llm_stats(sim, i, &st);
     if (rc) return rc;
     out->output_tokens_per_s = st.output_tokens_per_s;
+    if (st.prefix_caching && st.prefix_requests) {
+        out->prefix_hit_rate_blocks =
+            (double)st.prefix_hit_blocks / (double)st.prefix_prompt_blocks;
+        out->prefix_hit_rate_tokens =
+            (double)st.prefix_hit_tokens / (double)st.prefix_prompt_tokens;
+    }
+    out->prefix_evicted_blocks = st.prefix_evicted_blocks;
     const colo_latency_summary_t *s[] = {&st.ttft, &st.tpot};
     double **f[] = {ttft, tpot};
     for (size_t k = 0; k < 2; k++) {

@@ -36,6 +36,12 @@ typedef struct colo_run_stats {
     double tpot_mean_ms, tpot_p50_ms, tpot_p90_ms, tpot_p99_ms, tpot_max_ms;
     double output_tokens_per_s;
     double slo_ttft_ms, slo_tpot_ms;
+    /* An LLM tenant with llm.prefix_caching (docs/llm.md, "Prefix caching"): of the requests
+     * first admitted in the window, the share of their prompts' KV blocks and of their prompt
+     * tokens found in the prefix cache, and cached blocks evicted over the run. -1 (evicted: 0)
+     * without prefix caching, for a vision tenant, or when no request was admitted. */
+    double prefix_hit_rate_blocks, prefix_hit_rate_tokens;
+    unsigned long long prefix_evicted_blocks;
 } colo_run_stats_t;
 
 /* Fills *out for tenant i of a finished run. 0, COLO_EINVAL (no such tenant) or COLO_ENOMEM.

@@ -419,6 +419,28 @@ static void azure_tokens(const char *rec, colo_arrival_state_t *st)
     if (out >= 0 && (!*e || *e == ',')) st->output_tokens = out;
 }
 
+/* A Mooncake record's hash_ids into st (none when v is NULL; hash_bad when v is not a list of
+ * non-negative integers). 0 or COLO_ENOMEM. */
+static int hash_ids(const json_t *v, colo_arrival_state_t *st)
+{
+    st->n_hash = 0;
+    st->hash_bad = false;
+    if (!v) return 0;
+    size_t n = json_is_array(v) ? json_array_size(v) : 0;
+    if (!json_is_array(v)) st->hash_bad = true;
+    if (colo_grow((void **)&st->hash_ids, &st->cap_hash, n, sizeof *st->hash_ids))
+        return COLO_ENOMEM;
+    for (size_t k = 0; k < n && !st->hash_bad; k++) {
+        const json_t *x = json_array_get(v, k);
+        if (!json_is_integer(x) || json_integer_value(x) < 0)
+            st->hash_bad = true;
+        else
+            st->hash_ids[st->n_hash++] = (long long)json_integer_value(x);
+    }
+    if (st->hash_bad) st->n_hash = 0;
+    return 0;
+}
+
 static int read_record(const colo_arrival_cfg_t *c, colo_arrival_state_t *st, colo_time_t *t,
                        colo_error_t *err)
 {
@@ -455,6 +477,11 @@ static int read_record(const colo_arrival_cfg_t *c, colo_arrival_state_t *st, co
             *t = colo_time_from_ns(json_number_value(ts) * 1e6); /* milliseconds */
             st->prompt_tokens = json_tokens(json_object_get(o, "input_length"));
             st->output_tokens = json_tokens(json_object_get(o, "output_length"));
+            if (hash_ids(json_object_get(o, "hash_ids"), st)) {
+                json_decref(o);
+                return colo_error_set(err, COLO_ENOMEM, c->path, (int)st->line, NULL,
+                                      "out of memory");
+            }
         }
         bool object = json_is_object(o);
         json_decref(o);
@@ -510,6 +537,9 @@ void colo_arrival_stop(colo_arrival_state_t *st)
     st->f = NULL;
     colo_free(st->buf);
     st->buf = NULL;
+    colo_free(st->hash_ids);
+    st->hash_ids = NULL;
+    st->n_hash = st->cap_hash = 0;
 }
 
 /* ---- the table ---- */

@@ -59,6 +59,12 @@ typedef struct colo_arrival_state {
      * such field or not a count from 0 to COLO_TOKENS_MAX; its line is line */
     long long prompt_tokens, output_tokens;
     long long emitted;
+    /* a Mooncake record's hash_ids (one per 512 tokens: its prompt's prefix blocks), n_hash of
+     * them (0 when it has none); hash_bad: the field is there but not a list of integers from 0
+     * to 2^63 - 1. Reused from record to record (as long as the longest list) */
+    long long *hash_ids;
+    size_t n_hash, cap_hash;
+    bool hash_bad;
 } colo_arrival_state_t;
 
 typedef struct colo_arrival_ops {

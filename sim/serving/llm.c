@@ -1,11 +1,13 @@
 /* llm.c: LLM tenants in the serving loop (docs/llm.md): requests with prompt and output tokens,
  * iteration-level scheduling as vLLM (prefill first) and Sarathi (chunked prefill, decodes
  * first) do it, a paged KV cache with preemption by recomputation, and each iteration run as
- * kernels on the tenant's stream through the hardware model. */
+ * kernels on the tenant's stream through the hardware model; with llm.prefix_caching, blocks
+ * shared through the prefix cache (prefix_cache.h). */
 #include "alloc.h"
 #include "invariant.h"
 #include "llm_cfg.h"
 #include "llm_model.h"
+#include "prefix_cache.h"
 #include "serving.h"
 #include "serving_internal.h"
 
@@ -24,6 +26,9 @@ struct llm_req {
     int chunk;           /* this iteration: prompt tokens it prefills (0: none) */
     bool decode;         /* this iteration: it decodes one token */
     bool running;
+    long long session;       /* its session key (-1: none) */
+    colo_prefix_t pre;       /* prefix caching: its prompt's hashed units */
+    colo_prefix_hold_t hold; /* ... and the cache entries among its blocks */
 };
 
 /* A ring of request ids. */
@@ -52,6 +57,15 @@ struct colo_llm_run {
     size_t max_kernels;
     /* the arrival scheduled next, and the one arriving now: a replayed record's tokens */
     long long pending_prompt, pending_output, now_prompt, now_output;
+    colo_prefix_t pending_pre, now_pre; /* ... and its hash_ids (prefix caching) */
+    /* the request arriving now, drawn at its service's leader before routing (drawn) */
+    struct {
+        long long prompt, output, session;
+        colo_prefix_t pre;
+        bool drawn;
+    } arr;
+    colo_prompts_run_t prompts; /* tokens.sessions: the sessions */
+    colo_prefix_cache_t pc;     /* prefix caching (cfg->prefix_caching) */
     /* figures (requests that arrived in the window; tokens and iterations in the window) */
     colo_samples_t ttft, tpot;
     uint64_t preemptions, iterations, prefill_iterations, decode_iterations;
@@ -104,6 +118,7 @@ static void kv_take(colo_tenant_run_t *t, struct llm_req *r, long long n)
 {
     struct colo_llm_run *L = t->llm;
     kv_account(t);
+    if (L->cfg->prefix_caching) colo_prefix_cache_alloc(&L->pc, n); /* may evict idle blocks */
     L->free_blocks -= n;
     r->blocks += n;
     long long used = L->cfg->kv_blocks - L->free_blocks;
@@ -113,9 +128,28 @@ static void kv_take(colo_tenant_run_t *t, struct llm_req *r, long long n)
 
 static void kv_release(colo_tenant_run_t *t, struct llm_req *r)
 {
+    struct colo_llm_run *L = t->llm;
     kv_account(t);
-    t->llm->free_blocks += r->blocks;
+    if (L->cfg->prefix_caching) { /* its cached blocks stay, idle, for others to hit */
+        colo_prefix_cache_release(&L->pc, &r->hold, r->blocks - (long long)r->hold.n);
+        L->free_blocks = colo_prefix_cache_free(&L->pc);
+    } else {
+        L->free_blocks += r->blocks;
+    }
     r->blocks = 0;
+}
+
+/* The request takes the first hit blocks of its prompt from the prefix cache (idle of them held
+ * by nobody until now): prefill starts after them (vLLM's computed blocks). */
+static void kv_hits(colo_tenant_run_t *t, struct llm_req *r, long long hit, long long idle)
+{
+    struct colo_llm_run *L = t->llm;
+    kv_account(t);
+    colo_serving_fail(t->sim, colo_prefix_cache_take(&L->pc, &r->hold, &r->pre,
+                                                     L->cfg->block_tokens, hit));
+    L->free_blocks -= idle;
+    r->blocks += hit;
+    r->cached = hit * L->cfg->block_tokens;
 }
 
 /* ---- queues ---- */
@@ -187,31 +221,64 @@ static void free_req(struct colo_llm_run *L, int id)
 
 void colo_serving_llm_pending(colo_tenant_run_t *t)
 {
-    t->llm->pending_prompt = t->arrivals.prompt_tokens;
-    t->llm->pending_output = t->arrivals.output_tokens;
+    struct colo_llm_run *L = t->llm;
+    const colo_arrival_state_t *st = &t->arrivals;
+    L->pending_prompt = st->prompt_tokens;
+    L->pending_output = st->output_tokens;
+    if (L->cfg->prefix_caching)
+        colo_serving_fail(t->sim, colo_prompts_from_ids(&L->pending_pre, st->hash_ids, st->n_hash,
+                                                        st->prompt_tokens));
 }
 
 void colo_serving_llm_arriving(colo_tenant_run_t *t)
 {
-    t->llm->now_prompt = t->llm->pending_prompt;
-    t->llm->now_output = t->llm->pending_output;
+    struct colo_llm_run *L = t->llm;
+    L->now_prompt = L->pending_prompt;
+    L->now_output = L->pending_output;
+    colo_prefix_t swap = L->now_pre;
+    L->now_pre = L->pending_pre;
+    L->pending_pre = swap;
 }
 
-int colo_serving_llm_push(colo_tenant_run_t *t, int32_t client)
+int colo_serving_llm_draw(colo_tenant_run_t *t)
 {
     struct colo_llm_run *L = t->llm;
     const colo_llm_cfg_t *c = L->cfg;
-    long long p, o;
+    long long p, o, session = -1;
+    colo_prefix_t *pre = c->prefix_caching ? &L->arr.pre : NULL;
+    int rc = 0;
     if (c->prompt.kind == COLO_TOKENS_LOG) {
         p = L->now_prompt, o = L->now_output;
         if (p < 1 || o < 1) /* every record was checked when the scenario was read */
             return colo_error_set(&t->sim->err, COLO_EINVAL, t->cfg->arrival.path,
                                   (int)t->arrivals.line, NULL,
                                   "a record without prompt and output token counts");
+        if (pre) rc = colo_prefix_copy(pre, &L->now_pre);
+    } else if (c->prompts.kind != COLO_PROMPTS_DRAWN) { /* a shared-prefix workload */
+        o = colo_token_draw(&c->output, t->rng);
+        rc = colo_prompts_draw(&c->prompts, &L->prompts, t->rng, o, c->block_tokens, &p, &session,
+                               pre);
     } else {
         p = colo_token_draw(&c->prompt, t->rng);
         o = colo_token_draw(&c->output, t->rng);
+        if (pre) colo_prefix_reset(pre, c->block_tokens); /* nothing to share */
     }
+    L->arr.prompt = p, L->arr.output = o, L->arr.session = session;
+    L->arr.drawn = true;
+    return rc;
+}
+
+int colo_serving_llm_push(colo_tenant_run_t *t, int32_t client)
+{
+    return colo_serving_llm_push_from(t, t, client);
+}
+
+int colo_serving_llm_push_from(colo_tenant_run_t *t, colo_tenant_run_t *from, int32_t client)
+{
+    struct colo_llm_run *L = t->llm, *F = from->llm;
+    int rc = F->arr.drawn ? 0 : colo_serving_llm_draw(from);
+    F->arr.drawn = false;
+    if (rc) return rc;
     int id;
     if (L->n_free) {
         id = L->free_ids[--L->n_free];
@@ -226,15 +293,23 @@ int colo_serving_llm_push(colo_tenant_run_t *t, int32_t client)
             L->cap_req = ncap;
         }
         id = (int)L->n_req++;
+        memset(&L->req[id], 0, sizeof L->req[id]);
     }
-    L->req[id] = (struct llm_req){.arrival = t->sim->eq.now,
-                                  .first = -1,
-                                  .started = -1,
-                                  .client = client,
-                                  .prompt = p,
-                                  .output = o,
-                                  .target = p};
-    int rc = ring_push(&L->waiting, id, false);
+    struct llm_req *r = &L->req[id]; /* its units and holds keep their memory from use to use */
+    colo_prefix_t pre = r->pre;
+    colo_prefix_hold_t hold = r->hold;
+    *r = (struct llm_req){.arrival = t->sim->eq.now,
+                          .first = -1,
+                          .started = -1,
+                          .client = client,
+                          .prompt = F->arr.prompt,
+                          .output = F->arr.output,
+                          .target = F->arr.prompt,
+                          .session = F->arr.session,
+                          .pre = pre,
+                          .hold = hold};
+    if (L->cfg->prefix_caching && (rc = colo_prefix_copy(&r->pre, &F->arr.pre))) return rc;
+    rc = ring_push(&L->waiting, id, false);
     colo_serving_queue_counter(t);
     return rc;
 }
@@ -284,17 +359,27 @@ static void admit(colo_tenant_run_t *t, int *budget, bool chunked)
     while (L->waiting.len && L->n_running<(size_t)c->max_num_seqs && * budget> 0) {
         int id = ring_front(&L->waiting);
         struct llm_req *r = &L->req[id];
-        long long need = blocks_for(L, r->target);
-        if (L->free_blocks - need < L->watermark_blocks) break;
-        long long q = r->target;
+        long long need = blocks_for(L, r->target), hit = 0, idle = 0;
+        /* prefix caching: its leading blocks that are cached, short of its last token, which
+         * must be computed to give its next one (vLLM v1/core/kv_cache_manager.py,
+         * get_computed_blocks: max_cache_hit_length = num_tokens - 1); taking an idle one
+         * takes a free block */
+        if (c->prefix_caching)
+            hit = colo_prefix_cache_match(&L->pc, &r->pre, c->block_tokens,
+                                          (r->target - 1) / c->block_tokens, &idle);
+        if (L->free_blocks - (need - hit) - idle < L->watermark_blocks) break;
+        long long q = r->target - hit * c->block_tokens;
         if (q > *budget) {
             if (!chunked) break;
             q = *budget;
         }
         ring_pop(&L->waiting);
+        if (c->prefix_caching && r->started < 0 && in_window(t->sim, t->sim->eq.now))
+            colo_prefix_cache_count(&L->pc, r->prompt, c->block_tokens, hit); /* first admission */
         if (r->started < 0)
             r->started = t->sim->eq.now; /* its wait ends (not after a preemption) */
-        kv_take(t, r, need);
+        if (hit) kv_hits(t, r, hit, idle);
+        kv_take(t, r, need - hit);
         run_insert(L, id);
         r->chunk = (int)q;
         *budget -= (int)q;
@@ -350,6 +435,10 @@ static void form_iteration(colo_tenant_run_t *t)
         else
             continue;
         L->batch[L->n_batch++] = id;
+        if (c->prefix_caching) /* its blocks full once this iteration is done, for others */
+            colo_serving_fail(t->sim,
+                              colo_prefix_cache_commit(&L->pc, &r->hold, &r->pre, c->block_tokens,
+                                                       r->cached + (r->chunk > 0 ? r->chunk : 1)));
     }
 }
 
@@ -516,6 +605,7 @@ void colo_serving_llm_crash(colo_tenant_run_t *t)
         drop_req(t, L->running[L->n_running - 1], COLO_DROP_FAULT);
     while (L->waiting.len)
         drop_req(t, ring_pop(&L->waiting), COLO_DROP_FAULT);
+    if (L->cfg->prefix_caching) colo_prefix_cache_forget_idle(&L->pc); /* gone with it */
 }
 
 /* ---- set-up, figures ---- */
@@ -541,13 +631,23 @@ int colo_serving_llm_new(colo_tenant_run_t *t)
     L->kv_since = 0;
     L->ttft.limit = L->tpot.limit = t->sim->sc->exact_samples;
     if (!L->iter.ops || !L->works || !L->running || !L->batch) return COLO_ENOMEM;
-    return 0;
+    if (c->prefix_caching && colo_prefix_cache_init(&L->pc, c->kv_blocks)) return COLO_ENOMEM;
+    return colo_prompts_run_init(&L->prompts, &c->prompts);
 }
 
 void colo_serving_llm_free(colo_tenant_run_t *t)
 {
     struct colo_llm_run *L = t->llm;
     if (!L) return;
+    for (size_t i = 0; i < L->n_req; i++) {
+        colo_prefix_fini(&L->req[i].pre);
+        colo_prefix_hold_fini(&L->req[i].hold);
+    }
+    colo_prefix_fini(&L->pending_pre);
+    colo_prefix_fini(&L->now_pre);
+    colo_prefix_fini(&L->arr.pre);
+    colo_prompts_run_fini(&L->prompts);
+    colo_prefix_cache_fini(&L->pc);
     colo_free(L->req);
     colo_free(L->free_ids);
     colo_free(L->waiting.v);
@@ -564,9 +664,15 @@ void colo_serving_llm_free(colo_tenant_run_t *t)
 void colo_serving_llm_check(const colo_tenant_run_t *t)
 {
     const struct colo_llm_run *L = t->llm;
-    long long held = 0;
+    long long held = 0; /* privately, and through the prefix cache's entries */
     for (size_t k = 0; k < L->n_running; k++)
-        held += L->req[L->running[k]].blocks;
+        held += L->req[L->running[k]].blocks - (long long)L->req[L->running[k]].hold.n;
+    if (L->cfg->prefix_caching) {
+        held += L->pc.in_use;
+        COLO_CHECK(L->pc.empty + L->pc.idle == L->free_blocks,
+                   "tenant %s: prefix cache: %lld empty and %lld idle blocks, %lld free",
+                   t->cfg->name, L->pc.empty, L->pc.idle, L->free_blocks);
+    }
     COLO_CHECK(held + L->free_blocks == L->cfg->kv_blocks,
                "tenant %s: KV blocks held %lld + free %lld != %lld", t->cfg->name, held,
                L->free_blocks, L->cfg->kv_blocks);
@@ -617,46 +723,47 @@ int colo_tenant_llm_stats(const colo_sim_t *sim, size_t i, colo_llm_stats_t *out
     out->decode_iterations = L->decode_iterations;
     out->tokens_generated = L->tokens_generated;
     out->tokens_of_completed = L->tokens_of_completed;
+    out->prefix_caching = c->prefix_caching;
+    out->prefix_requests = L->pc.requests;
+    out->prefix_prompt_blocks = L->pc.prompt_blocks;
+    out->prefix_hit_blocks = L->pc.hit_blocks;
+    out->prefix_prompt_tokens = L->pc.prompt_tokens;
+    out->prefix_hit_tokens = L->pc.hit_tokens;
+    out->prefix_evicted_blocks = L->pc.evicted;
     return 0;
 }
 
-/* ---- one request alone ---- */
+/* ---- what a router may read (serving_internal.h) ---- */
 
-int colo_serving_llm_alone(const colo_tenant_cfg_t *tc, const colo_gpu_t *gpu,
-                           colo_place_rates_t pr, colo_time_t *out, colo_error_t *err)
+long long colo_serving_llm_prefix_hit(const colo_tenant_run_t *replica,
+                                      const colo_tenant_run_t *leader)
 {
-    const colo_llm_cfg_t *c = tc->llm;
-    const colo_llm_profile_t *p = c->profile;
-    colo_llm_model_t m;
-    colo_llm_model_init(&m, p, c->profile_gpu, gpu, c->layer_groups);
-    size_t cap = colo_llm_model_max_kernels(&m), n;
-    colo_kernel_work_t *w = colo_malloc(cap * sizeof *w);
-    if (!w) return COLO_ENOMEM;
-    double lead = gpu->launch.start_us - gpu->launch.dispatch_us;
-    colo_time_t start = colo_time_from_ns(lead > 0 ? lead * 1e3 : 0), total = 0;
-    long long prompt = c->typical_prompt, out_tokens = c->typical_output;
-    int budget = c->chunk_tokens > 0 ? c->chunk_tokens : c->max_num_batched_tokens;
-    int rc = 0;
-    long long cached = 0, generated = 0;
-    while (!rc && generated < out_tokens) {
-        colo_llm_iter_t it;
-        memset(&it, 0, sizeof it);
-        if (cached < prompt) {
-            long long q = prompt - cached < budget ? prompt - cached : budget;
-            colo_llm_iter_prefill(&it, p, (int)q, cached, cached + q == prompt);
-            cached += q;
-            generated += cached == prompt;
-        } else {
-            colo_llm_iter_decode(&it, cached);
-            cached++;
-            generated++;
-        }
-        rc = colo_llm_model_kernels(&m, &it, NULL, w, NULL, &n, err);
-        total += start;
-        for (size_t k = 0; k < n && !rc; k++)
-            total += colo_request_alone_at(&w[k], pr);
-    }
-    colo_free(w);
-    *out = total;
-    return rc;
+    const struct colo_llm_run *R = replica->llm, *A = leader->llm;
+    if (!R || !A || !R->cfg->prefix_caching || !A->arr.drawn || !A->arr.pre.n) return 0;
+    int b = R->cfg->block_tokens;
+    return colo_prefix_cache_match(&R->pc, &A->arr.pre, b, (A->arr.prompt - 1) / b, NULL);
+}
+
+long long colo_serving_llm_prompt_blocks(const colo_tenant_run_t *leader)
+{
+    const struct colo_llm_run *A = leader->llm;
+    return A && A->arr.drawn ? blocks_for(A, A->arr.prompt) : 0;
+}
+
+double colo_serving_llm_kv_usage(const colo_tenant_run_t *replica)
+{
+    const struct colo_llm_run *R = replica->llm;
+    if (!R || R->cfg->kv_blocks < 1) return 0;
+    return (double)(R->cfg->kv_blocks - R->free_blocks) / (double)R->cfg->kv_blocks;
+}
+
+long long colo_serving_llm_session(const colo_tenant_run_t *leader)
+{
+    const struct colo_llm_run *A = leader->llm;
+    return A && A->arr.drawn ? A->arr.session : -1;
+}
+
+size_t colo_serving_llm_running(const colo_tenant_run_t *t)
+{
+    return t->llm->n_running;
 }

@@ -17,6 +17,7 @@ long long colo_token_draw(const colo_token_dist_t *d, gsl_rng *rng)
     switch (d->kind) {
     case COLO_TOKENS_FIXED:
     case COLO_TOKENS_LOG:
+    case COLO_TOKENS_SESSION:
         return d->value;
     case COLO_TOKENS_UNIFORM:
         return d->min + (long long)gsl_rng_uniform_int(rng, (unsigned long)(d->max - d->min + 1));
@@ -164,6 +165,7 @@ static int read_llm(const colo_cfg_reader_t *r, const config_setting_t *g, const
                                        "gpu_memory_utilization",
                                        "watermark",
                                        "kv_cache_gib",
+                                       "prefix_caching",
                                        NULL};
     int rc = colo_cfg_check_keys(r, g, keys);
     if (rc) return rc;
@@ -199,7 +201,8 @@ static int read_llm(const colo_cfg_reader_t *r, const config_setting_t *g, const
     if ((rc = colo_cfg_double(r, g, "gpu_memory_utilization", COLO_CFG_POSITIVE,
                               &c->gpu_memory_utilization)) < 0 ||
         (rc = colo_cfg_double(r, g, "watermark", COLO_CFG_NONNEG, &c->watermark)) < 0 ||
-        (rc = colo_cfg_double(r, g, "kv_cache_gib", COLO_CFG_POSITIVE, &c->kv_cache_gib_given)) < 0)
+        (rc = colo_cfg_double(r, g, "kv_cache_gib", COLO_CFG_POSITIVE, &c->kv_cache_gib_given)) < 0 ||
+        (rc = colo_cfg_bool(r, g, "prefix_caching", 0, &c->prefix_caching)) < 0)
         return rc;
     if (c->gpu_memory_utilization > 1)
         return colo_cfg_error(r, config_setting_get_member(g, "gpu_memory_utilization"),
@@ -224,7 +227,23 @@ int colo_llm_cfg_read(const colo_cfg_reader_t *r, const config_setting_t *t, con
     if (!rc) rc = read_llm(r, g, dir, c, r->err);
     if (rc) return rc;
     if ((rc = colo_cfg_aggregate(r, t, "tokens", 0, CONFIG_TYPE_GROUP, &tok)) < 0) return rc;
-    if (tok) {
+    if (tok && (config_setting_get_member(tok, "shared_prefix") ||
+                config_setting_get_member(tok, "sessions"))) {
+        /* a synthetic shared-prefix workload makes the prompts (llm_prompts.h) */
+        static const char *const keys[] = {"prompt", "output", "shared_prefix", "sessions", NULL};
+        long long lo, hi, typ;
+        if ((rc = colo_cfg_check_keys(r, tok, keys)) ||
+            (rc = read_dist(r, tok, "output", &c->output)))
+            return rc;
+        c->typical_output = typical(&c->output);
+        if ((rc = colo_prompts_read(r, tok, &c->prompts, c->output.max, c->typical_output, &lo,
+                                    &hi, &typ)))
+            return rc;
+        bool groups = c->prompts.kind == COLO_PROMPTS_GROUPS;
+        c->prompt = (colo_token_dist_t){.kind = groups ? COLO_TOKENS_FIXED : COLO_TOKENS_SESSION,
+                                        .value = typ, .min = lo, .max = hi};
+        c->typical_prompt = typ;
+    } else if (tok) {
         static const char *const keys[] = {"prompt", "output", NULL};
         if ((rc = colo_cfg_check_keys(r, tok, keys)) ||
             (rc = read_dist(r, tok, "prompt", &c->prompt)) ||
@@ -270,6 +289,12 @@ static int scan_log(colo_llm_cfg_t *c, const colo_arrival_cfg_t *arr, long long 
     while (!rc && (rc = colo_arrival_next(arr, &st, rng, now, &at, &count, err)) == 0) {
         now = at;
         long long p = st.prompt_tokens, o = st.output_tokens;
+        if (c->prefix_caching && st.hash_bad) {
+            rc = colo_error_set(err, COLO_EINVAL, arr->path, (int)st.line, "hash_ids",
+                                "a list of prefix block ids (integers from 0), as Mooncake's "
+                                "logs give them, for llm.prefix_caching");
+            break;
+        }
         if (p < 1 || o < 1) {
             rc = colo_error_set(err, COLO_EINVAL, arr->path, (int)st.line, p < 1 ? pk : ok,
                                 "an LLM tenant needs a count of at least 1 token (%s)",
@@ -386,7 +411,11 @@ int colo_llm_cfg_resolve(const colo_cfg_reader_t *r, const config_setting_t *t, 
         const config_setting_t *tok = config_setting_get_member(t, "tokens");
         const config_setting_t *pm = config_setting_get_member(tok, "prompt");
         const config_setting_t *pmax =
-            config_setting_get_member(pm, c->prompt.kind == COLO_TOKENS_FIXED ? "value" : "max");
+            !pm ? config_setting_get_member(tok, c->prompts.kind == COLO_PROMPTS_GROUPS
+                                                     ? "shared_prefix"
+                                                     : "sessions")
+                : config_setting_get_member(pm, c->prompt.kind == COLO_TOKENS_FIXED ? "value"
+                                                                                    : "max");
         if (c->chunk_tokens == 0 && c->prompt.max > c->max_num_batched_tokens)
             return colo_cfg_error(r, pmax, COLO_ERANGE,
                                   "prompts of up to %lld tokens never fit one iteration of "

@@ -6,6 +6,7 @@
 #include "cfg.h"
 #include "gpu.h"
 #include "llm_profile.h"
+#include "llm_prompts.h"
 #include "simtime.h"
 #include "trace.h"
 
@@ -18,6 +19,8 @@ typedef enum {
     COLO_TOKENS_UNIFORM,   /* integers in [min, max] */
     COLO_TOKENS_LOGNORMAL, /* exp(N(ln median, sigma)), rounded, in [1, max] */
     COLO_TOKENS_ZIPF,      /* P(k) proportional to k^-s, k in [1, max] */
+    COLO_TOKENS_SESSION,   /* a session's history (tokens.sessions): from min to max, typical
+                            * value; drawn by colo_prompts_draw */
 } colo_tokens_kind_t;
 
 /* How many tokens a request's prompt or output has. */
@@ -44,6 +47,7 @@ typedef struct colo_llm_cfg {
     int layer_groups;           /* kernels per operator per iteration */
     double gpu_memory_utilization;
     double watermark; /* share of blocks kept free when admitting */
+    bool prefix_caching; /* automatic prefix caching (prefix_cache.h); default false */
     /* the KV cache (colo_llm_cfg_resolve) */
     double kv_cache_gib_given; /* 0: from the tenant's memory */
     double memory_gib;         /* the memory it was sized from */
@@ -56,6 +60,8 @@ typedef struct colo_llm_cfg {
     colo_time_t slo_ttft, slo_tpot;
     /* requests' tokens */
     colo_token_dist_t prompt, output;
+    colo_prompts_cfg_t prompts; /* tokens.shared_prefix or tokens.sessions (prompt: their
+                                 * range), or neither */
     long long typical_prompt, typical_output; /* for one request alone */
     long long log_records;                    /* replayed: records read at load */
 } colo_llm_cfg_t;

@@ -6,6 +6,8 @@
 #include "gpu.h"
 #include "hardware.h"
 #include "kernel_model.h"
+#include "llm_cfg.h"
+#include "llm_model.h"
 #include "scenario.h"
 #include "serving_internal.h"
 #include "simtime.h"
@@ -238,4 +240,45 @@ int colo_tenant_isolated_at(const colo_scenario_t *sc, size_t i, colo_place_rate
                             colo_time_t *isolated, colo_error_t *err)
 {
     return colo_tenant_request_time(sc, i, pr, 1, isolated, err);
+}
+
+/* An LLM tenant's typical request alone (serving_internal.h): its iterations' kernels one
+ * after the other, each alone at pr. */
+int colo_serving_llm_alone(const colo_tenant_cfg_t *tc, const colo_gpu_t *gpu,
+                           colo_place_rates_t pr, colo_time_t *out, colo_error_t *err)
+{
+    const colo_llm_cfg_t *c = tc->llm;
+    const colo_llm_profile_t *p = c->profile;
+    colo_llm_model_t m;
+    colo_llm_model_init(&m, p, c->profile_gpu, gpu, c->layer_groups);
+    size_t cap = colo_llm_model_max_kernels(&m), n;
+    colo_kernel_work_t *w = colo_malloc(cap * sizeof *w);
+    if (!w) return COLO_ENOMEM;
+    double lead = gpu->launch.start_us - gpu->launch.dispatch_us;
+    colo_time_t start = colo_time_from_ns(lead > 0 ? lead * 1e3 : 0), total = 0;
+    long long prompt = c->typical_prompt, out_tokens = c->typical_output;
+    int budget = c->chunk_tokens > 0 ? c->chunk_tokens : c->max_num_batched_tokens;
+    int rc = 0;
+    long long cached = 0, generated = 0;
+    while (!rc && generated < out_tokens) {
+        colo_llm_iter_t it;
+        memset(&it, 0, sizeof it);
+        if (cached < prompt) {
+            long long q = prompt - cached < budget ? prompt - cached : budget;
+            colo_llm_iter_prefill(&it, p, (int)q, cached, cached + q == prompt);
+            cached += q;
+            generated += cached == prompt;
+        } else {
+            colo_llm_iter_decode(&it, cached);
+            cached++;
+            generated++;
+        }
+        rc = colo_llm_model_kernels(&m, &it, NULL, w, NULL, &n, err);
+        total += start;
+        for (size_t k = 0; k < n && !rc; k++)
+            total += colo_request_alone_at(&w[k], pr);
+    }
+    colo_free(w);
+    *out = total;
+    return rc;
 }

@@ -339,10 +339,6 @@ static int read_router(const colo_cfg_reader_t *r, const config_setting_t *t, co
     if (!(tc->router = colo_router_find(pol)))
         return colo_cfg_error(r, at, COLO_EINVAL, "unknown router '%s' (known: %s)", pol,
                               colo_router_names());
-    if (tc->llm)
-        return colo_cfg_error(r, at, COLO_EUNSUPPORTED,
-                              "routing LLM replicas comes with prefix caching (issue 42): give "
-                              "each copy its own arrivals, without router");
     if (colo_arrival_closed(&tc->arrival))
         return colo_cfg_error(r, at, COLO_EINVAL,
                               "a closed loop's clients each wait for their own replica: route "

@@ -270,6 +270,8 @@ static void on_arrival(void *obj, int64_t arg)
     if (t->lg) colo_loadgen_issue(t->lg, -1, (int)arg, now);
     next_arrival(t, now);
     for (int64_t k = 0; k < arg; k++) {
+        if (t->llm && t->router) /* its tokens and prefix, which the router may read */
+            colo_serving_fail(sim, colo_serving_llm_draw(t));
         colo_tenant_run_t *d = colo_serving_route(t); /* a replica of a routed service, or t */
         if (in_window(sim, now)) d->arrived++;
         if (d->down) {
@@ -280,7 +282,8 @@ static void on_arrival(void *obj, int64_t arg)
             drop(d, now, COLO_DROP_QUEUE_FULL);
             continue;
         }
-        colo_serving_fail(sim, d->llm ? colo_serving_llm_push(d, -1) : push_request(d, now, -1));
+        colo_serving_fail(sim,
+                          d->llm ? colo_serving_llm_push_from(d, t, -1) : push_request(d, now, -1));
         if (d != t) maybe_start(d);
     }
     maybe_start(t);

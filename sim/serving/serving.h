@@ -243,6 +243,12 @@ typedef struct colo_llm_stats {
     double kv_utilisation_mean, kv_utilisation_max; /* share of the cache's blocks in use */
     uint64_t preemptions, iterations, prefill_iterations, decode_iterations;
     uint64_t tokens_generated, tokens_of_completed; /* the whole run */
+    /* prefix caching (docs/llm.md, "Prefix caching"): on or off; of the requests first admitted
+     * in the window, their prompts' blocks and tokens and those found cached; cached blocks
+     * evicted over the run */
+    bool prefix_caching;
+    uint64_t prefix_requests, prefix_prompt_blocks, prefix_hit_blocks;
+    uint64_t prefix_prompt_tokens, prefix_hit_tokens, prefix_evicted_blocks;
 } colo_llm_stats_t;
 
 /* Fills *out for tenant i, an LLM tenant of a finished run. 0, COLO_EINVAL (not one) or

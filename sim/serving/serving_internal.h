@@ -69,7 +69,31 @@ void colo_serving_llm_arriving(colo_tenant_run_t *t);
 /* A request arrives (client: closed loop, or -1): its tokens drawn or from the log. 0 or a
  * negative code (sim->err set for input errors). */
 int colo_serving_llm_push(colo_tenant_run_t *t, int32_t client);
+/* The request arriving now at t, a routed service's leader, drawn before it is routed: its
+ * tokens, prefix units and session key (docs/llm.md, "Prefix caching"), for the router to read
+ * and for colo_serving_llm_push_from to carry to the replica. 0 or a negative code. */
+int colo_serving_llm_draw(colo_tenant_run_t *t);
+/* The request drawn at `from` (drawn now when it was not) arrives at t, a replica of from's
+ * service (or from itself). 0 or a negative code. */
+int colo_serving_llm_push_from(colo_tenant_run_t *t, colo_tenant_run_t *from, int32_t client);
+
+/* What a router may read of LLM replicas (prefix caching, docs/llm.md). O(blocks matched) for
+ * the first, O(1) for the others. */
+/* blocks (the engine's KV blocks) of the request now arriving at leader that replica holds
+   in its prefix cache, from the front; 0 when caching is off or no hashes */
+long long colo_serving_llm_prefix_hit(const colo_tenant_run_t *replica,
+                                      const colo_tenant_run_t *leader);
+/* KV blocks of the request now arriving at leader (its prompt), for scoring */
+long long colo_serving_llm_prompt_blocks(const colo_tenant_run_t *leader);
+/* share of replica's KV blocks held by running requests now, 0..1 (cached free blocks
+   do not count) */
+double colo_serving_llm_kv_usage(const colo_tenant_run_t *replica);
+/* session key of the request now arriving at leader, -1 when none */
+long long colo_serving_llm_session(const colo_tenant_run_t *leader);
 size_t colo_serving_llm_waiting(const colo_tenant_run_t *t);
+/* Requests the engine runs now (admitted, holding KV blocks): a router's outstanding, with the
+ * waiting ones. */
+size_t colo_serving_llm_running(const colo_tenant_run_t *t);
 /* Starts the next iteration on the tenant's stream when it is idle and work waits. */
 void colo_serving_llm_start(colo_tenant_run_t *t);
 /* The iteration in flight as a trace, and the work of its kernel op on the tenant's GPU. */
