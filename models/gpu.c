@@ -74,6 +74,13 @@ static const struct field pcie_fields[] = {
     F("copy_engines", K_INT, pcie.copy_engines, POS),
     {NULL, K_INT, 0, 0},
 };
+/* NVLink (optional): a GPU without the group has none. */
+static const struct field nvlink_fields[] = {
+    F("gbps", K_DOUBLE, nvlink.gbps, POS),
+    F("nvswitch", K_BOOL, nvlink.nvswitch, REQ),
+    F("sustained", K_DOUBLE, nvlink.sustained, POS),
+    {NULL, K_INT, 0, 0},
+};
 static const struct field launch_fields[] = {
     F("host_us", K_DOUBLE, launch.host_us, NONNEG),
     F("graph_us", K_DOUBLE, launch.graph_us, COLO_CFG_NONNEG),
@@ -131,7 +138,8 @@ static const struct {
 } groups[] = {
     {"sm", sm_fields, REQ},         {"math", math_fields, 0},         {"sustained", sustained_fields, 0},
     {"l2", l2_fields, REQ},
-    {"memory", memory_fields, REQ}, {"pcie", pcie_fields, REQ},       {"launch", launch_fields, REQ},
+    {"memory", memory_fields, REQ}, {"pcie", pcie_fields, REQ},       {"nvlink", nvlink_fields, 0},
+    {"launch", launch_fields, REQ},
     {"timeslice", timeslice_fields, REQ}, {"mps", mps_fields, REQ}, {"green", green_fields, REQ},
 };
 
@@ -297,7 +305,7 @@ static int read_gpu(const colo_cfg_reader_t *r, const char *path, const config_s
 {
     static const char *const keys[] = {"name",      "full_name", "arch",   "compute_capability",
                                        "integrated", "sm",       "math",   "sustained", "l2",
-                                       "memory",    "pcie",      "launch", "timeslice",
+                                       "memory",    "pcie",      "nvlink", "launch", "timeslice",
                                        "mps",       "green",     "mig",    NULL};
     int rc = colo_cfg_check_keys(r, root, keys);
     if (rc) return rc;
@@ -338,6 +346,10 @@ static int read_gpu(const colo_cfg_reader_t *r, const char *path, const config_s
     if (gpu->memory.achievable_fraction > 1.0)
         return colo_cfg_error(r, config_setting_get_member(mem, "achievable_fraction"), COLO_ERANGE,
                               "is a fraction of peak, at most 1");
+    const config_setting_t *nvl = config_setting_get_member(root, "nvlink");
+    if (gpu->nvlink.sustained > 1.0)
+        return colo_cfg_error(r, config_setting_get_member(nvl, "sustained"), COLO_ERANGE,
+                              "is a share of gbps, at most 1");
     return read_mig(r, root, gpu);
 }
 

@@ -70,6 +70,13 @@ typedef struct colo_gpu {
         double h2d_gbps, d2h_gbps, latency_us;
         int copy_engines;
     } pcie;
+    struct { /* optional group nvlink (docs/gpus.md); absent: the GPU has no NVLink */
+        double gbps;      /* NVLink bandwidth of one GPU, one direction, GB/s; 0: none */
+        bool nvswitch;    /* the node's GPUs meet in NVSwitches: any k of them form a ring at
+                           * gbps; false: GPUs linked in pairs (a bridge), rings of more than 2
+                           * cross PCIe */
+        double sustained; /* the share of gbps a ring all-reduce sustains (0 < share <= 1) */
+    } nvlink;
     struct {
         double host_us;     /* host time per kernel launch: one stream launches no faster */
         double graph_us;    /* the same for the kernels of a CUDA graph; 0: no limit */

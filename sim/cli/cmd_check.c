@@ -109,6 +109,10 @@ static void print_llm(const colo_tenant_cfg_t *t)
                  c->max_num_batched_tokens);
     printf("  %-14s   engine: up to %d sequences, %s, %d kernel%s per operator\n", "",
            c->max_num_seqs, how, c->layer_groups, c->layer_groups == 1 ? "" : "s");
+    if (c->tensor_parallel > 1)
+        printf("  %-14s   tensor parallelism %d: rank 0 of %d GPUs like this one, two "
+               "all-reduces a layer\n",
+               "", c->tensor_parallel, c->tensor_parallel);
     if (c->kv_cache_gib_given > 0)
         printf("  %-14s   KV cache %.2f GiB (kv_cache_gib; weights %.2f, activations %.2f, of "
                "%.1f GiB: %s)",

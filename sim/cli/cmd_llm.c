@@ -1,6 +1,7 @@
 /* cmd_llm.c: colosim llm: an LLM profile's iterations through the hardware model, on its own GPU
  * or another, against another GPU's profile of the same model, and its attention rows (when it
  * has them) against colosim's attention rule. */
+#include "allreduce.h"
 #include "cli.h"
 #include "gpu_catalog.h"
 #include "kernel_model.h"
@@ -25,7 +26,11 @@ static const char usage_llm[] =
     "token count instead of powers of two.\n"
     "\n"
     "When PROFILE has attention rows (colosim import vidur --attention), colosim's attention rule\n"
-    "is compared with each row, prefill and decode, on the profile's GPU.\n";
+    "is compared with each row, prefill and decode, on the profile's GPU.\n"
+    "\n"
+    "A profile measured at tensor parallelism k > 1 is one rank's; a second table gives what its\n"
+    "prefill iterations cost on a rank of --on GPU, all kernels, with the share of the two\n"
+    "all-reduces per layer (docs/llm.md, \"Tensor parallelism\").\n";
 
 /* Time of the iteration's profiled operators on m's target, and the profile's own sum, ms. */
 static int iteration(const colo_llm_model_t *m, int t, colo_kernel_work_t *w, bool *prof,
@@ -85,6 +90,44 @@ static double attention_ms(const colo_llm_model_t *m, const colo_llm_iter_t *it,
         if (strncmp(ops[k].name, "llm_attention", 13) == 0)
             return (double)colo_kernel_duration(&w[k], m->dst) / 1e6;
     return -1;
+}
+
+/* A tensor-parallel profile: each power-of-two prefill's kernels on a rank of m's target, and
+ * the share of its all-reduces. */
+static void tp_table(const colo_llm_model_t *m, bool all)
+{
+    const colo_llm_profile_t *p = m->prof;
+    size_t cap = colo_llm_model_max_kernels(m);
+    colo_kernel_work_t *w = calloc(cap, sizeof *w);
+    colo_op_t *ops = calloc(cap, sizeof *ops);
+    if (!w || !ops) goto out;
+    colo_allreduce_t ar;
+    colo_allreduce(m->dst, m->tp, 0, &ar);
+    printf("\ntensor parallelism %d: one rank of %d %s GPUs, all-reduces over %s at %.0f GB/s "
+           "sustained\n",
+           m->tp, m->tp, m->dst->name, ar.link == COLO_LINK_NVLINK ? "NVLink" : "PCIe",
+           ar.bus_gbps);
+    printf("%8s %14s %14s %8s\n", "tokens", "iteration ms", "all-reduce ms", "share");
+    for (size_t k = 0; k < p->n_tokens; k++) {
+        int t = p->tokens[k];
+        if (!all && !pow2(t)) continue;
+        colo_llm_iter_t it;
+        memset(&it, 0, sizeof it);
+        colo_llm_iter_prefill(&it, p, t, 0, true);
+        size_t n;
+        colo_error_t err;
+        if (colo_llm_model_kernels(m, &it, ops, w, NULL, &n, &err)) break;
+        double total = 0, reduce = 0;
+        for (size_t i = 0; i < n; i++) {
+            double ms = (double)colo_kernel_duration(&w[i], m->dst) / 1e6;
+            total += ms;
+            if (strncmp(ops[i].name, "llm_allreduce", 13) == 0) reduce += ms;
+        }
+        printf("%8d %14.4f %14.4f %7.1f%%\n", t, total, reduce, 100 * reduce / total);
+    }
+out:
+    free(w);
+    free(ops);
 }
 
 static void attention(const colo_llm_profile_t *p, const colo_gpu_t *g)
@@ -215,6 +258,7 @@ static int cmd_llm(int argc, char **argv)
         printf("\n");
     }
     if (q && !status) summary("\niterations against the measured profile", e, ne);
+    if (!status && m.tp > 1) tp_table(&m, all);
     if (!status) attention(p, src);
     free(w);
     free(prof);

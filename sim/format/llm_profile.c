@@ -73,6 +73,11 @@ static int read_dims(const struct reader *r, json_t *root, colo_llm_profile_t *p
     if (p->q_heads % p->kv_heads)
         return bad(r, COLO_EINVAL, "dims", "kv_heads", "%d KV heads do not divide %d query heads",
                    p->kv_heads, p->q_heads);
+    /* a profile at tensor parallelism k times one rank's shard: k divides the heads */
+    if (p->kv_heads % p->tensor_parallel)
+        return bad(r, COLO_EINVAL, "tensor_parallel", NULL,
+                   "%d ranks cannot share %d KV heads evenly (dims.kv_heads)", p->tensor_parallel,
+                   p->kv_heads);
     json_t *g = json_object_get(d, "gated_mlp"), *n = json_object_get(d, "post_attention_norm");
     if (!json_is_boolean(g))
         return bad(r, COLO_EINVAL, "dims", "gated_mlp", "missing or not true/false");
@@ -292,14 +297,19 @@ double colo_llm_profile_ms(const colo_llm_profile_t *p, colo_llm_op_t op, int to
 
 double colo_llm_kv_bytes_per_token(const colo_llm_profile_t *p)
 {
-    return 2.0 * p->layers * p->kv_heads * p->head_dim * p->dtype_bytes;
+    /* a rank caches the keys and values of its own KV heads (Megatron's split by heads) */
+    return 2.0 * p->layers * (p->kv_heads / p->tensor_parallel) * p->head_dim * p->dtype_bytes;
 }
 
 double colo_llm_weight_bytes(const colo_llm_profile_t *p)
 {
     double h = p->hidden, qd = (double)p->q_heads * p->head_dim,
            kvd = (double)p->kv_heads * p->head_dim;
-    double layer = h * (qd + 2 * kvd) + qd * h + h * p->mlp_hidden * (p->gated_mlp ? 2 : 1) +
-                   p->mlp_hidden * h + 4 * h;
-    return (layer * p->layers + 2.0 * p->vocab * h) * p->dtype_bytes;
+    /* a rank holds 1/k of every projection (column- and row-parallel) and of the vocabulary
+     * (vLLM's VocabParallelEmbedding and ParallelLMHead), and whole norms */
+    double layer = (h * (qd + 2 * kvd) + qd * h + h * p->mlp_hidden * (p->gated_mlp ? 2 : 1) +
+                    p->mlp_hidden * h) /
+                       p->tensor_parallel +
+                   4 * h;
+    return (layer * p->layers + 2.0 * p->vocab * h / p->tensor_parallel) * p->dtype_bytes;
 }

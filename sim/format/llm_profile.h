@@ -72,12 +72,12 @@ int colo_llm_profile_max_tokens(const colo_llm_profile_t *p);
  * around it; 0 when the profile lacks the op. O(log n). */
 double colo_llm_profile_ms(const colo_llm_profile_t *p, colo_llm_op_t op, int tokens);
 
-/* KV-cache bytes one token holds over all layers: 2 (K and V) x layers x KV heads x head size x
- * dtype bytes (per tensor-parallel worker). */
+/* KV-cache bytes one token holds over all layers on one GPU: 2 (K and V) x layers x KV heads
+ * per rank (KV heads / tensor_parallel) x head size x dtype bytes. */
 double colo_llm_kv_bytes_per_token(const colo_llm_profile_t *p);
 
-/* The model's weights in bytes (per worker): its layers' projections and norms, the embedding
- * and the output projection, at dtype_bytes per parameter. */
+/* The model's weights in bytes on one GPU: its layers' projections, the embedding and the
+ * output projection over tensor_parallel ranks, and whole norms, at dtype_bytes a parameter. */
 double colo_llm_weight_bytes(const colo_llm_profile_t *p);
 
 #endif

@@ -169,6 +169,13 @@ static json_t *llm_json(const colo_sim_t *sim, const colo_tenant_run_t *t)
         "utilisation_max", st.kv_utilisation_max, "preemptions", (json_int_t)st.preemptions,
         "iterations", (json_int_t)st.iterations, "prefill_iterations",
         (json_int_t)st.prefill_iterations, "decode_iterations", (json_int_t)st.decode_iterations);
+    /* tensor parallelism only where it is on: results without it stay as they were */
+    if (o && c->tensor_parallel > 1 &&
+        json_object_set_new(json_object_get(o, "engine"), "tensor_parallel",
+                            json_integer(c->tensor_parallel))) {
+        json_decref(o);
+        return NULL;
+    }
     /* prefix caching and the shared-prefix workloads: only where they are on, so that the
      * results of a scenario without them stay as they were */
     if (o && c->prompts.kind != COLO_PROMPTS_DRAWN &&

@@ -3,6 +3,7 @@
 #include "alloc.h"
 #include "arrival.h"
 #include "llm_model.h"
+#include "llm_tp.h"
 
 #include <gsl/gsl_randist.h>
 #include <math.h>
@@ -162,6 +163,7 @@ static int read_llm(const colo_cfg_reader_t *r, const config_setting_t *g, const
                                        "chunk_tokens",
                                        "block_tokens",
                                        "layer_groups",
+                                       "tensor_parallel",
                                        "gpu_memory_utilization",
                                        "watermark",
                                        "kv_cache_gib",
@@ -196,7 +198,8 @@ static int read_llm(const colo_cfg_reader_t *r, const config_setting_t *g, const
         (rc = int_key(r, g, "max_num_batched_tokens", 1, 10000000, &c->max_num_batched_tokens)) ||
         (rc = int_key(r, g, "chunk_tokens", 0, 10000000, &c->chunk_tokens)) ||
         (rc = int_key(r, g, "block_tokens", 1, 65536, &c->block_tokens)) ||
-        (rc = int_key(r, g, "layer_groups", 1, c->profile->layers, &c->layer_groups)))
+        (rc = int_key(r, g, "layer_groups", 1, c->profile->layers, &c->layer_groups)) ||
+        (rc = colo_llm_tp_read(r, g, c->profile, &c->tensor_parallel)))
         return rc;
     if ((rc = colo_cfg_double(r, g, "gpu_memory_utilization", COLO_CFG_POSITIVE,
                               &c->gpu_memory_utilization)) < 0 ||
@@ -354,10 +357,12 @@ int colo_llm_cfg_resolve(const colo_cfg_reader_t *r, const config_setting_t *t, 
     const config_setting_t *g = config_setting_get_member(t, "llm");
     c->weights_gib = colo_llm_weight_bytes(p) / GIB;
     /* activations of the largest iteration: its tokens through the widest layers (QKV and the
-     * gated MLP), and FP32 logits of every sequence */
+     * gated MLP; a rank's shard of them), and FP32 logits of every sequence (gathered on rank
+     * 0, as vLLM's logits processor does) */
     int iter = c->chunk_tokens > 0 ? c->chunk_tokens : c->max_num_batched_tokens;
     double width = (double)(p->q_heads + 2 * p->kv_heads) * p->head_dim +
                    (double)p->mlp_hidden * (p->gated_mlp ? 3 : 2);
+    width /= p->tensor_parallel;
     c->activations_gib =
         ((double)iter * width * p->dtype_bytes + (double)c->max_num_seqs * p->vocab * 4.0) / GIB;
     c->memory_gib = memory_gib;

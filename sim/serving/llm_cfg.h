@@ -45,6 +45,7 @@ typedef struct colo_llm_cfg {
     int chunk_tokens;           /* > 0: chunked prefill, decodes first, this budget per iteration */
     int block_tokens;           /* tokens per KV-cache block */
     int layer_groups;           /* kernels per operator per iteration */
+    int tensor_parallel;        /* GPUs the replica spans (llm_tp.h); the profile's degree */
     double gpu_memory_utilization;
     double watermark; /* share of blocks kept free when admitting */
     bool prefix_caching; /* automatic prefix caching (prefix_cache.h); default false */

@@ -168,3 +168,12 @@ void expect_golden_error(const char *dir, const char *stem, const char *ext, gol
     colo_error_format(&err, got, sizeof got);
     cr_expect_str_eq(got, read_text(exp), "%s", file);
 }
+
+colo_llm_profile_t *load_llm_profile(const char *rel)
+{
+    colo_error_t err;
+    colo_error_clear(&err);
+    colo_llm_profile_t *p = NULL;
+    cr_assert_eq(colo_llm_profile_load(src_path(rel), &p, &err), 0, "%s", err.text);
+    return p;
+}

@@ -2,6 +2,7 @@
 #ifndef COLO_TEST_HELPERS_H
 #define COLO_TEST_HELPERS_H
 
+#include "llm_profile.h"
 #include "results.h"
 #include "scenario.h"
 #include "serving.h"
@@ -18,6 +19,10 @@ const char *src_path(const char *rel);
 
 /* Opens a GPU description by name; the test fails if it cannot. Free with colo_gpu_free. */
 colo_gpu_t *open_gpu(const char *name);
+
+/* Loads an LLM profile under the source tree; the test fails if it cannot. Free with
+ * colo_llm_profile_free. */
+colo_llm_profile_t *load_llm_profile(const char *rel);
 
 /* Reads a whole small text file (static buffer), trailing whitespace removed. */
 const char *read_text(const char *path);

@@ -15,18 +15,9 @@
 
 TestSuite(llm, .init = test_init);
 
-static colo_llm_profile_t *load(const char *rel)
-{
-    colo_error_t err;
-    colo_error_clear(&err);
-    colo_llm_profile_t *p;
-    cr_assert_eq(colo_llm_profile_load(src_path(rel), &p, &err), 0, "%s", err.text);
-    return p;
-}
-
 Test(llm, profile_reads_dimensions_and_interpolates_between_token_counts)
 {
-    colo_llm_profile_t *p = load("traces/llm/llama-3-8b_a100.json");
+    colo_llm_profile_t *p = load_llm_profile("traces/llm/llama-3-8b_a100.json");
     cr_expect_eq(p->layers, 32);
     cr_expect_eq(p->kv_heads, 8);
     cr_expect_eq(p->head_dim, 128);
@@ -104,7 +95,7 @@ Test(llm, one_iteration_alone_on_the_profiled_gpu_gives_the_profiles_summed_op_t
                  {"traces/llm/codellama-34b_a100.json", "a100-80gb"}};
     static const int tokens[] = {1, 7, 64, 500, 2048, 4096};
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
-        colo_llm_profile_t *p = load(cases[c].profile);
+        colo_llm_profile_t *p = load_llm_profile(cases[c].profile);
         colo_gpu_t *g = open_gpu(cases[c].gpu);
         for (size_t k = 0; k < sizeof tokens / sizeof *tokens; k++)
             for (int groups = 1; groups <= p->layers; groups += p->layers - 1) {

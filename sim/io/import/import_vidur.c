@@ -38,6 +38,8 @@ static const struct {
     {"meta-llama/Meta-Llama-3-8B", {32, 8, 4096, 14336, 128256, 1}, 32},
     {"codellama/CodeLlama-34b-Instruct-hf", {64, 8, 8192, 22016, 32768, 1}, 48},
     {"meta-llama/Llama-2-7b-hf", {32, 32, 4096, 11008, 32768, 1}, 32},
+    {"meta-llama/Llama-2-70b-hf", {64, 8, 8192, 28672, 32768, 1}, 80},
+    {"meta-llama/Meta-Llama-3-70B", {64, 8, 8192, 28672, 128256, 1}, 80},
 };
 
 /* A header's columns: the index of each name, -1 when absent. */
