@@ -27,6 +27,7 @@
 #include "arrival.h"   /* colo_arrival_ops_t, colo_arrival_register; cfg.h for a process's keys */
 #include "errors.h"    /* colo_error_t, COLO_E*, colo_strerror, colo_error_format */
 #include "run_stats.h" /* colo_run_stats_t, colo_sim_tenant_stats, ... */
+#include "router.h"    /* colo_router_ops_t, colo_router_register: routing policies */
 #include "plugin.h"    /* colo_plugin_load, colosim_plugin_init: plug-ins by name */
 #include "scheduler.h" /* colo_sched_ops_t, colo_sched_register */
 #include "simtime.h"   /* colo_time_t, COLO_TO_MS, ... */

@@ -6,6 +6,7 @@
 #include "alloc.h"
 #include "cfg.h"
 #include "fleet.h"
+#include "metrics.h"
 #include "results.h"
 #include "router.h"
 
@@ -96,6 +97,7 @@ static int edit(const colo_cfg_reader_t *r, config_setting_t *root, void *ctx)
             config_setting_t *t = config_setting_get_elem(tl, i);
             drop(t, "replicas");
             drop(t, "router"); /* the cluster's (read_cluster): among replicas on several GPUs */
+            drop(t, "autoscale");
             /* the memory all the tenants need together may not fit one GPU: not summed here; an
              * LLM engine still sizes its KV cache from what it is given, as it will be on its
              * own GPU (a limit is not summed) */
@@ -125,6 +127,7 @@ static int edit(const colo_cfg_reader_t *r, config_setting_t *root, void *ctx)
         colo_cluster_replica_name(c, rep, name, sizeof name);
         drop(e, "replicas");
         drop(e, "router");
+        drop(e, "autoscale");
         if ((rc = set_string(e, "name", name))) return rc;
         if (c->mode == COLO_SHARE_MIG) {
             char iname[32];
@@ -153,7 +156,7 @@ static int load_gpu(const colo_cluster_t *c, const colo_cluster_gen_t *g, colo_s
     for (size_t m = 0; m < g->n; m++) {
         size_t t = c->replicas[g->members[m]].tenant;
         int reps = c->tenants[t].replicas;
-        if (g->leaders && c->tenants[t].router)
+        if (g->leaders && c->tenants[t].route.ops)
             (*sc)->tenants[m].routed = g->leaders[t] != g->members[m];
         else if (reps > 1)
             colo_arrival_scale_load(&(*sc)->tenants[m].arrival, 1.0 / reps);
@@ -207,7 +210,43 @@ static int placed_gen(const colo_cluster_t *c, size_t gi, const size_t *leaders,
 /* Every GPU in one event order, each routed service's router over its replicas wherever they
  * run (its leader: the placed replica with the lowest number, which takes the service's
  * arrivals). */
-static int simulate_fleet(const colo_cluster_t *c, json_t **gpu_res)
+/* Samples over a routed service's replicas, summarised in ms; what: 0 latency, 1 TTFT, 2 TPOT
+ * (LLM). NULL when out of memory. */
+static json_t *merged(colo_tenant_run_t *const *reps, size_t n, int what)
+{
+    colo_samples_t all = {0};
+    colo_latency_summary_t s;
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
+        const colo_samples_t *x =
+            what ? colo_serving_llm_samples(reps[i], what == 2) : &reps[i]->latency;
+        all.limit += x->limit;
+        rc = colo_samples_merge(&all, x);
+    }
+    if (!rc) rc = colo_latency_summarise(&all, &s);
+    colo_samples_fini(&all);
+    if (rc) return NULL;
+    return json_pack("{s:f,s:f,s:f,s:f,s:f,s:f}", "mean", s.mean_ms, "p50", s.p50_ms, "p90",
+                     s.p90_ms, "p99", s.p99_ms, "p999", s.p999_ms, "max", s.max_ms);
+}
+
+/* A routed service over all its replicas' requests: {"latency_ms": ...} and, for an LLM
+ * service, "ttft_ms" and "tpot_ms". */
+static json_t *service_latency(colo_tenant_run_t *const *reps, size_t n)
+{
+    json_t *o = json_object();
+    for (int w = 0; o && w < (reps[0]->llm ? 3 : 1); w++) {
+        static const char *const key[] = {"latency_ms", "ttft_ms", "tpot_ms"};
+        json_t *m = merged(reps, n, w);
+        if (!m || json_object_set_new(o, key[w], m)) {
+            json_decref(o);
+            return NULL;
+        }
+    }
+    return o;
+}
+
+static int simulate_fleet(const colo_cluster_t *c, json_t **gpu_res, json_t **svc_lat)
 {
     size_t n = c->n_gpus;
     colo_scenario_t **scs = colo_calloc(n + 1, sizeof *scs);
@@ -232,7 +271,7 @@ static int simulate_fleet(const colo_cluster_t *c, json_t **gpu_res)
         colo_free(parts);
     }
     for (size_t t = 0; t < c->n_tenants && !rc; t++) {
-        if (!c->tenants[t].router || leaders[t] == SIZE_MAX) continue;
+        if (!c->tenants[t].route.ops || leaders[t] == SIZE_MAX) continue;
         size_t k = 0;
         colo_tenant_run_t *leader = NULL;
         for (size_t gi = 0; gi < n; gi++)
@@ -242,9 +281,17 @@ static int simulate_fleet(const colo_cluster_t *c, json_t **gpu_res)
                 reps[k++] = &sims[gi]->t[m];
                 if (ri == leaders[t]) leader = &sims[gi]->t[m];
             }
-        rc = colo_router_attach(leader, reps, k, c->tenants[t].router);
+        rc = colo_router_attach(leader, reps, k, &c->tenants[t].route);
     }
     if (!rc) rc = colo_fleet_run(sims, n, c->err);
+    for (size_t t = 0; t < c->n_tenants && !rc; t++) {
+        if (!c->tenants[t].route.ops || leaders[t] == SIZE_MAX) continue;
+        size_t k = 0;
+        for (size_t gi = 0; gi < n; gi++)
+            for (size_t m = 0; m < c->gpus[gi].n; m++)
+                if (c->replicas[c->gpus[gi].members[m]].tenant == t) reps[k++] = &sims[gi]->t[m];
+        if (!(svc_lat[t] = service_latency(reps, k))) rc = COLO_ENOMEM;
+    }
     for (size_t gi = 0; gi < n && !rc; gi++)
         if (!(gpu_res[gi] = colo_results_json(sims[gi], c->sets, c->n_sets))) rc = COLO_ENOMEM;
     for (size_t gi = 0; sims && gi < n; gi++)
@@ -258,12 +305,12 @@ static int simulate_fleet(const colo_cluster_t *c, json_t **gpu_res)
     return rc;
 }
 
-int colo_cluster_simulate_all(const colo_cluster_t *c, json_t **gpu_res)
+int colo_cluster_simulate_all(const colo_cluster_t *c, json_t **gpu_res, json_t **svc_lat)
 {
     bool routed = false;
     for (size_t t = 0; t < c->n_tenants; t++)
-        routed |= c->tenants[t].router != NULL;
-    if (routed) return simulate_fleet(c, gpu_res);
+        routed |= c->tenants[t].route.ops != NULL;
+    if (routed) return simulate_fleet(c, gpu_res, svc_lat);
     int rc = 0; /* GPUs that share no service's router run alone, one after another */
     for (size_t gi = 0; gi < c->n_gpus && !rc; gi++) {
         colo_cluster_gen_t gen;

@@ -5,6 +5,7 @@
 
 #include "errors.h"
 #include "gpu.h"
+#include "router.h"
 #include "scenario.h"
 
 #include <jansson.h>
@@ -56,6 +57,7 @@ typedef struct cluster {
     /* read from the file */
     colo_cluster_policy_t policy;
     bool given_order;
+    bool fit_memory; /* fit = "memory": time-slicing and MPS place by memory alone */
     double headroom, attainment, trial_s;
     colo_share_mode_t mode;
     int mps_clients;
@@ -71,7 +73,7 @@ typedef struct cluster {
         int replicas; /* 0: auto */
         double memory_gib;
         double rate; /* offered requests/s of the whole service; < 0: closed loop */
-        const struct colo_router_ops *router; /* routed among its replicas (NULL: split) */
+        colo_route_cfg_t route; /* routed among its replicas (route.ops NULL: load split) */
         int router_line;                      /* where the file says so */
     } * tenants;
     /* one template scenario per distinct model: every tenant, for times alone */
@@ -122,8 +124,9 @@ int colo_cluster_load_template(const colo_cluster_t *c, const char *model, colo_
 int colo_cluster_simulate_gpu(const colo_cluster_t *c, const colo_cluster_gen_t *g, json_t **res);
 
 /* Simulates every placed GPU into gpu_res[0 .. n_gpus): each alone, or, when a service routes
- * among its replicas, all in one event order (fleet.h). */
-int colo_cluster_simulate_all(const colo_cluster_t *c, json_t **gpu_res);
+ * among its replicas, all in one event order (fleet.h); then svc_lat[t] gets routed service t's
+ * latency over all its requests ({mean, p50, p90, p99, p999, max} ms; NULL for the others). */
+int colo_cluster_simulate_all(const colo_cluster_t *c, json_t **gpu_res, json_t **svc_lat);
 
 /* ---- placement.c ---- */
 
@@ -138,7 +141,9 @@ int colo_cluster_place(colo_cluster_t *c, size_t ri);
 /* ---- cluster_results.c ---- */
 
 /* The results document of a placed and simulated cluster (gpu_res[i]: GPU i's results,
- * borrowed; the document takes references of its own): new, or NULL when out of memory. */
-json_t *colo_cluster_results_json(const colo_cluster_t *c, json_t *const *gpu_res);
+ * svc_lat[t]: a routed service's latency over all its requests, or NULL; borrowed: the
+ * document takes references of its own): new, or NULL when out of memory. */
+json_t *colo_cluster_results_json(const colo_cluster_t *c, json_t *const *gpu_res,
+                                  json_t *const *svc_lat);
 
 #endif

@@ -182,7 +182,7 @@ static bool fits(const colo_cluster_t *c, const colo_cluster_gpu_t *g,
         if (c->mode == COLO_SHARE_MPS && g->n + 1 > (size_t)c->mps_clients) return false;
         /* an empty GPU takes anything; otherwise the demands must stay within headroom,
          * unless trial runs judge (interference-aware) */
-        if (g->n > 0 && c->policy != COLO_CLUSTER_INTERFERENCE &&
+        if (g->n > 0 && c->policy != COLO_CLUSTER_INTERFERENCE && !c->fit_memory &&
             g->util + r->demand > c->headroom + 1e-12)
             return false;
         *left = c->headroom - g->util - r->demand;

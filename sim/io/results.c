@@ -265,28 +265,30 @@ static json_t *tenant_json(const colo_sim_t *sim, const colo_tenant_run_t *t)
         (json_int_t)t->batches, "mean_batch",
         t->batches ? (double)t->batched / (double)t->batches : 0.0);
     double done = t->completed ? (double)t->completed : 1.0;
-    if (o && (json_object_set_new(o, "goodput_rps",
-                                  st.goodput_rps >= 0 ? json_real(st.goodput_rps) : json_null()) ||
-              (c->llm && json_object_set_new(o, "llm", llm_json(sim, t))) ||
-              (t->lg && json_object_set_new(o, "mlperf", mlperf_json(t))) ||
-              json_object_set_new(json_object_get(o, "latency_ms"), "cdf", cdf_json(&t->latency)) ||
-              json_object_set_new(o, "instances", json_integer(t->n_streams)) ||
-              json_object_set_new(o, "trace_gpu", c->trace_gpu && !c->llm
-                                                      ? json_string(c->trace_gpu->name)
-                                                      : json_null()) ||
-              json_object_set_new(o, "service",
-                                  c->service ? json_string(c->service) : json_null()) ||
-              json_object_set_new(o, "router",
-                                  c->router ? json_string(c->router->name) : json_null()) ||
-              json_object_set_new(o, "offered_rps", json_real(st.offered_rps)) ||
-              json_object_set_new(o, "overloaded", json_boolean(st.overloaded)) ||
-              json_object_set_new(o, "arrivals_ended_s",
-                                  t->arrivals_ended >= 0 && t->arrivals_ended < sim->sc->duration
-                                      ? json_real(COLO_TO_S(t->arrivals_ended))
-                                      : json_null()) ||
-              json_object_set_new(o, "instances_busy_max", json_integer(t->peak_busy)) ||
-              json_object_set_new(o, "queue_ms_mean", json_real(t->queue_ns / done / 1e6)) ||
-              json_object_set_new(o, "execution_ms_mean", json_real(t->exec_ns / done / 1e6)))) {
+    if (o &&
+        (json_object_set_new(o, "goodput_rps",
+                             st.goodput_rps >= 0 ? json_real(st.goodput_rps) : json_null()) ||
+         (c->llm && json_object_set_new(o, "llm", llm_json(sim, t))) ||
+         (t->lg && json_object_set_new(o, "mlperf", mlperf_json(t))) ||
+         json_object_set_new(json_object_get(o, "latency_ms"), "cdf", cdf_json(&t->latency)) ||
+         json_object_set_new(o, "instances", json_integer(t->n_streams)) ||
+         json_object_set_new(o, "trace_gpu",
+                             c->trace_gpu && !c->llm ? json_string(c->trace_gpu->name)
+                                                     : json_null()) ||
+         json_object_set_new(o, "service", c->service ? json_string(c->service) : json_null()) ||
+         json_object_set_new(o, "router",
+                             c->route.ops ? json_string(c->route.ops->name) : json_null()) ||
+         (t->router && t->router->on &&
+          json_object_set_new(o, "autoscale", colo_results_autoscale(sim, t))) ||
+         json_object_set_new(o, "offered_rps", json_real(st.offered_rps)) ||
+         json_object_set_new(o, "overloaded", json_boolean(st.overloaded)) ||
+         json_object_set_new(o, "arrivals_ended_s",
+                             t->arrivals_ended >= 0 && t->arrivals_ended < sim->sc->duration
+                                 ? json_real(COLO_TO_S(t->arrivals_ended))
+                                 : json_null()) ||
+         json_object_set_new(o, "instances_busy_max", json_integer(t->peak_busy)) ||
+         json_object_set_new(o, "queue_ms_mean", json_real(t->queue_ns / done / 1e6)) ||
+         json_object_set_new(o, "execution_ms_mean", json_real(t->exec_ns / done / 1e6)))) {
         json_decref(o);
         return NULL;
     }

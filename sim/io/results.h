@@ -36,4 +36,8 @@ void colo_results_print_compare(json_t *const *results, const char *const *names
  * atomically: the columns are listed in docs/results.md. 0 or a negative code, err set. */
 int colo_results_write_csv(json_t *const *runs, size_t n, const char *path, colo_error_t *err);
 
+/* A routed service's autoscaler (its leader t's router has one): bounds, the replicas on over
+ * time as [s, count] pairs at each change, and their mean over the window (results_route.c). */
+json_t *colo_results_autoscale(const colo_sim_t *sim, const colo_tenant_run_t *t);
+
 #endif

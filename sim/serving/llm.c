@@ -767,3 +767,15 @@ size_t colo_serving_llm_running(const colo_tenant_run_t *t)
 {
     return t->llm->n_running;
 }
+
+const colo_samples_t *colo_serving_llm_samples(const colo_tenant_run_t *t, bool tpot)
+{
+    return tpot ? &t->llm->tpot : &t->llm->ttft;
+}
+
+const colo_prefix_t *colo_serving_llm_arriving_prefix(const colo_tenant_run_t *leader, int *b)
+{
+    const struct colo_llm_run *A = leader->llm;
+    *b = A ? A->cfg->block_tokens : 0;
+    return A && A->arr.drawn && A->cfg->prefix_caching ? &A->arr.pre : NULL;
+}

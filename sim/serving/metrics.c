@@ -75,6 +75,28 @@ int colo_samples_push(colo_samples_t *s, colo_time_t x)
     return 0;
 }
 
+int colo_samples_merge(colo_samples_t *dst, const colo_samples_t *src)
+{
+    if (!src->count) return 0;
+    colo_time_t lo0 = dst->count ? dst->min : src->min, hi0 = dst->count ? dst->max : src->max;
+    double sum0 = dst->sum_ns;
+    for (size_t i = 0; !src->hist && i < src->n; i++)
+        if (colo_samples_push(dst, src->v[i])) return COLO_ENOMEM;
+    for (size_t c = 0; src->hist && c < COLO_HIST_CHUNKS; c++)
+        for (size_t j = 0; src->chunk[c] && j < SUB; j++) {
+            colo_time_t lo, hi;
+            colo_hist_bounds(c * SUB + j, &lo, &hi);
+            colo_time_t mid = lo + (hi - lo) / 2;
+            mid = mid < src->min ? src->min : mid > src->max ? src->max : mid;
+            for (uint64_t k = 0; k < src->chunk[c][j]; k++)
+                if (colo_samples_push(dst, mid)) return COLO_ENOMEM;
+        }
+    dst->sum_ns = sum0 + src->sum_ns; /* the mean, minimum and maximum stay exact */
+    dst->min = src->min < lo0 ? src->min : lo0;
+    dst->max = src->max > hi0 ? src->max : hi0;
+    return 0;
+}
+
 void colo_samples_fini(colo_samples_t *s)
 {
     colo_free(s->v);

@@ -35,6 +35,10 @@ typedef struct colo_samples {
 /* Appends one sample (negative values count as 0). 0 or COLO_ENOMEM. Amortised O(1). */
 int colo_samples_push(colo_samples_t *s, colo_time_t x);
 void colo_samples_fini(colo_samples_t *s);
+/* Adds every sample of src to dst (a histogram's as the middles of their buckets, within
+ * COLO_HIST_REL_ERROR): the latencies of a service's replicas as one. Count, sum, minimum and
+ * maximum exact. 0 or COLO_ENOMEM. */
+int colo_samples_merge(colo_samples_t *dst, const colo_samples_t *src);
 
 /* Histogram bucket of x >= 0, and the bucket's bounds [lo, hi). Values below 2^9 ns have a
  * bucket each. */

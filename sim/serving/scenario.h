@@ -6,6 +6,7 @@
 #include "cfg.h"
 #include "errors.h"
 #include "gpu.h"
+#include "router.h"
 #include "scheduler.h"
 #include "simtime.h"
 #include "trace.h"
@@ -91,8 +92,8 @@ typedef struct colo_tenant_cfg {
     double pcie_weight; /* its copies' weight under fair PCIe (pcie.scheduler = "fair"); 1 */
     /* routing among copies (router.h): the service it is a copy of, its router; the leader
      * (the first copy, whose arrivals the router deals out); routed: a copy other than the
-     * leader, with no arrivals of its own. NULL router: not routed */
-    const struct colo_router_ops *router;
+     * leader, with no arrivals of its own. route.ops NULL: not routed */
+    colo_route_cfg_t route;
     char *service;
     size_t leader;
     bool routed;

@@ -321,32 +321,31 @@ static int read_colour(const colo_cfg_reader_t *r, const config_setting_t *t, co
     return 0;
 }
 
-/* router = "POLICY" (with copies = N: the copies share one arrival stream, dealt out by the
- * policy; router.h) and service = "NAME", which the copies' expansion writes into each copy. */
+/* router = "POLICY" or { policy = "POLICY"; delay_ms; ... } (with copies = N: the copies share
+ * one arrival stream, dealt out by the policy; router.h) and service = "NAME", which the copies'
+ * expansion writes into each copy. */
 static int read_router(const colo_cfg_reader_t *r, const config_setting_t *t, colo_tenant_cfg_t *tc)
 {
-    const char *pol = NULL, *svc = NULL;
+    const char *svc = NULL;
     int rc;
-    if ((rc = colo_cfg_string(r, t, "router", 0, &pol)) < 0 ||
+    if ((rc = colo_router_read(r, t, &tc->route)) < 0 ||
         (rc = colo_cfg_string(r, t, "service", 0, &svc)) < 0)
         return rc;
-    if (!pol && !svc) return 0;
-    const config_setting_t *at = config_setting_get_member(t, pol ? "router" : "service");
-    if (!pol || !svc)
+    if (!tc->route.ops && !svc) {
+        if (config_setting_get_member(t, "autoscale"))
+            return colo_cfg_error(r, config_setting_get_member(t, "autoscale"), COLO_EINVAL,
+                                  "scales a routed service's copies: give copies = N and "
+                                  "router = \"POLICY\" too");
+        return 0;
+    }
+    const config_setting_t *at = config_setting_get_member(t, tc->route.ops ? "router" : "service");
+    if (!tc->route.ops || !svc)
         return colo_cfg_error(r, at, COLO_EINVAL,
                               "routes a service's requests among its copies: write router = "
                               "\"POLICY\" beside copies = N (2 or more)");
-    if (!(tc->router = colo_router_find(pol)))
-        return colo_cfg_error(r, at, COLO_EINVAL, "unknown router '%s' (known: %s)", pol,
-                              colo_router_names());
-    if (colo_arrival_closed(&tc->arrival))
-        return colo_cfg_error(r, at, COLO_EINVAL,
-                              "a closed loop's clients each wait for their own replica: route "
-                              "open-loop arrivals");
-    if (tc->arrival.lg.scenario != COLO_LG_NONE)
-        return colo_cfg_error(r, at, COLO_EINVAL,
-                              "an MLPerf LoadGen test drives one system under test and counts "
-                              "its answers there: route Poisson, gamma, MMPP or replayed arrivals");
+    if ((rc = colo_router_check(r, at, &tc->route, tc->llm != NULL, &tc->arrival)) ||
+        (rc = colo_autoscale_read(r, t, MAX_COPIES, &tc->route.scale)) < 0)
+        return rc;
     return (tc->service = colo_strdup(svc)) ? 0 : COLO_ENOMEM;
 }
 
@@ -393,6 +392,7 @@ int colo_scenario_read_tenant(const colo_cfg_reader_t *r, const config_setting_t
                                        "pcie_weight",
                                        "router",
                                        "service",
+                                       "autoscale",
                                        NULL};
     colo_tenant_cfg_t *tc = &sc->tenants[i];
     if (!config_setting_is_group(t))
@@ -575,6 +575,13 @@ int colo_scenario_expand_copies(const colo_cfg_reader_t *r, config_setting_t *ro
                 return colo_cfg_error(r, config_setting_get_member(t, "copies"), COLO_ERANGE,
                                       "%lld: at most %d", n, MAX_COPIES);
             if ((rc = colo_cfg_string(r, t, "name", REQ, &name)) < 0) return rc;
+            colo_autoscale_cfg_t as; /* its bounds checked against the copies, max = them */
+            config_setting_t *a = config_setting_get_member(t, "autoscale"), *mx;
+            if ((rc = colo_autoscale_read(r, t, (int)n, &as)) < 0) return rc;
+            if (a && config_setting_is_group(a) && !config_setting_get_member(a, "max") &&
+                (!(mx = config_setting_add(a, "max", CONFIG_TYPE_INT)) ||
+                 !config_setting_set_int(mx, (int)n)))
+                return COLO_ENOMEM;
         }
         for (long long k = 1; k <= n; k++) {
             if ((rc = colo_cfg_copy_setting(tl, t))) return rc;

@@ -260,6 +260,33 @@ static size_t waiting(const colo_tenant_run_t *t)
 /* Schedules the tenant's next open-loop arrival after the one at now. */
 static void next_arrival(colo_tenant_run_t *t, colo_time_t now);
 
+/* A request that arrived at `from` at time `arrival` reaches d, a replica of from's service or
+ * from itself (routed: now may be later, by the routing delay). */
+static void deliver(colo_tenant_run_t *d, colo_tenant_run_t *from, colo_time_t arrival)
+{
+    colo_sim_t *sim = d->sim;
+    if (in_window(sim, arrival)) d->arrived++;
+    if (d->down) {
+        drop(d, arrival, COLO_DROP_UNAVAILABLE);
+        return;
+    }
+    if (d->cfg->queue_limit > 0 && (long long)waiting(d) >= d->cfg->queue_limit) {
+        drop(d, arrival, COLO_DROP_QUEUE_FULL);
+        return;
+    }
+    colo_serving_fail(sim, d->llm ? colo_serving_llm_push_from(d, from, -1)
+                                  : push_request(d, arrival, -1));
+    if (d != from) maybe_start(d);
+}
+
+/* A routed request reaches its replica after the routing delay (arg: when it arrived). */
+static void on_delivered(void *obj, int64_t arg)
+{
+    colo_tenant_run_t *d = obj;
+    deliver(d, d, (colo_time_t)arg);
+    maybe_start(d);
+}
+
 /* count requests arrive (open loop). */
 static void on_arrival(void *obj, int64_t arg)
 {
@@ -273,18 +300,11 @@ static void on_arrival(void *obj, int64_t arg)
         if (t->llm && t->router) /* its tokens and prefix, which the router may read */
             colo_serving_fail(sim, colo_serving_llm_draw(t));
         colo_tenant_run_t *d = colo_serving_route(t); /* a replica of a routed service, or t */
-        if (in_window(sim, now)) d->arrived++;
-        if (d->down) {
-            drop(d, now, COLO_DROP_UNAVAILABLE);
-            continue;
-        }
-        if (d->cfg->queue_limit > 0 && (long long)waiting(d) >= d->cfg->queue_limit) {
-            drop(d, now, COLO_DROP_QUEUE_FULL);
-            continue;
-        }
-        colo_serving_fail(sim,
-                          d->llm ? colo_serving_llm_push_from(d, t, -1) : push_request(d, now, -1));
-        if (d != t) maybe_start(d);
+        if (t->router && t->router->cfg.delay > 0)    /* it reaches the replica later */
+            colo_serving_fail(sim, colo_eq_schedule(&d->sim->eq, now + t->router->cfg.delay,
+                                                    on_delivered, d, now, NULL));
+        else
+            deliver(d, t, now);
     }
     maybe_start(t);
 }
@@ -306,8 +326,11 @@ static void next_arrival(colo_tenant_run_t *t, colo_time_t now)
     bool ended = rc > 0 || (t->lg && colo_serving_lg_stopped(t, at, now));
     if (rc > 0) colo_serving_arrivals_ended(t, now);
     if (!ended && t->llm) colo_serving_llm_pending(t);
-    if (!ended && at < sim->sc->duration)
+    t->next_arrival = COLO_TIME_MAX;
+    if (!ended && at < sim->sc->duration) {
         colo_serving_fail(sim, colo_eq_schedule(&sim->eq, at, on_arrival, t, count, NULL));
+        t->next_arrival = at;
+    }
 }
 
 /* A closed-loop client sends its next query (per_query requests at once). */
@@ -423,89 +446,6 @@ static void on_fault(void *obj, int64_t arg)
 /* ---- utilisation over time ---- */
 
 /* Integrals of use so far: the solver's and the time-sliced kernels'. */
-static void usage_now(colo_sim_t *sim, double v[COLO_USE_KINDS])
-{
-    double cap[COLO_USE_KINDS];
-    colo_hw_usage(&sim->hw, v, cap);
-    colo_time_t dt = sim->eq.now > sim->ts_since ? sim->eq.now - sim->ts_since : 0;
-    static const int kind[3] = {COLO_USE_SM, COLO_USE_L2, COLO_USE_DRAM};
-    for (int k = 0; k < 3; k++)
-        v[kind[k]] += sim->ts_integral[k] + sim->ts_used[k] * (double)dt;
-    memcpy(sim->util_cap, cap, sizeof cap);
-}
-
-/* Every metrics.interval from warmup to duration: the utilisation of the interval just ended. */
-static void on_sample(void *obj, int64_t arg)
-{
-    colo_sim_t *sim = obj;
-    (void)arg;
-    double v[COLO_USE_KINDS];
-    usage_now(sim, v);
-    colo_time_t iv = sim->sc->util_interval;
-    if (sim->util_started) {
-        if (sim->n_util == sim->cap_util) {
-            size_t ncap = sim->cap_util ? 2 * sim->cap_util : 64;
-            for (int k = 0; k < COLO_USE_KINDS; k++) {
-                double *p = colo_realloc(sim->util[k], ncap * sizeof *p);
-                if (!p) {
-                    colo_serving_fail(sim, COLO_ENOMEM);
-                    return;
-                }
-                sim->util[k] = p;
-            }
-            sim->cap_util = ncap;
-        }
-        if (!sim->util_merge) sim->util_merge = 1;
-        for (int k = 0; k < COLO_USE_KINDS; k++) {
-            double c = sim->util_cap[k] * (double)iv;
-            double u = c > 0 ? (v[k] - sim->util_last[k]) / c : 0;
-            /* a share of what the resource can do: the integrals are exact to about 1e-12 of
-             * themselves (tolerance of the check) */
-            COLO_DCHECK(u >= -1e-9 && u <= 1 + 1e-9,
-                        "utilisation %s of the interval ending at %lld ns is %.17g",
-                        colo_use_names[k], (long long)sim->eq.now, u);
-            if (sim->tl) {
-                char name[48];
-                snprintf(name, sizeof name, "utilisation %s", colo_use_names[k]);
-                colo_timeline_counter(sim->tl, COLO_TL_COUNTERS, name, sim->eq.now - iv, u);
-            }
-            sim->util_acc[k] += u;
-        }
-        /* the series keeps at most COLO_UTIL_POINTS points: past them, each point is the mean
-         * of twice as many intervals as before (memory independent of the run's length) */
-        if (++sim->util_acc_n == sim->util_merge) {
-            for (int k = 0; k < COLO_USE_KINDS; k++) {
-                sim->util[k][sim->n_util] = sim->util_acc[k] / (double)sim->util_merge;
-                sim->util_acc[k] = 0;
-            }
-            sim->util_acc_n = 0;
-            if (++sim->n_util == COLO_UTIL_POINTS) {
-                for (int k = 0; k < COLO_USE_KINDS; k++)
-                    for (size_t i = 0; i < COLO_UTIL_POINTS / 2; i++)
-                        sim->util[k][i] = 0.5 * (sim->util[k][2 * i] + sim->util[k][2 * i + 1]);
-                sim->n_util = COLO_UTIL_POINTS / 2;
-                sim->util_merge *= 2;
-            }
-        }
-    } else {
-        memcpy(sim->util_first, v, sizeof v);
-        sim->util_started = true;
-    }
-    memcpy(sim->util_last, v, sizeof v);
-    if (sim->eq.now + iv <= sim->sc->duration)
-        colo_serving_fail(sim,
-                          colo_eq_schedule(&sim->eq, sim->eq.now + iv, on_sample, sim, 0, NULL));
-}
-
-/* At duration: the integrals that close the window's mean. */
-static void on_window_end(void *obj, int64_t arg)
-{
-    colo_sim_t *sim = obj;
-    (void)arg;
-    usage_now(sim, sim->util_end);
-    sim->util_ended = true;
-}
-
 /* ---- set-up and the run ---- */
 
 int colo_sim_new(const colo_scenario_t *sc, colo_sim_t **out, colo_error_t *err)
@@ -649,10 +589,11 @@ int colo_sim_start(colo_sim_t *sim, colo_error_t *err)
         for (int c = 0; c < a->clients; c++) /* every client sends its first query at once */
             colo_serving_fail(sim, colo_eq_schedule(&sim->eq, 0, on_query, t, c, NULL));
     }
-    colo_serving_fail(sim, colo_eq_schedule(&sim->eq, sim->sc->warmup, on_sample, sim, 0, NULL));
+    colo_serving_fail(
+        sim, colo_eq_schedule(&sim->eq, sim->sc->warmup, colo_serving_on_sample, sim, 0, NULL));
     colo_serving_watch(sim);
-    colo_serving_fail(sim,
-                      colo_eq_schedule(&sim->eq, sim->sc->duration, on_window_end, sim, 0, NULL));
+    colo_serving_fail(sim, colo_eq_schedule(&sim->eq, sim->sc->duration, colo_serving_on_window_end,
+                                            sim, 0, NULL));
     for (size_t f = 0; f < sim->sc->n_faults; f++)
         colo_serving_fail(sim, colo_eq_schedule(&sim->eq, sim->sc->faults[f].at, on_fault, sim,
                                                 (int64_t)sim->sc->faults[f].tenant, NULL));
@@ -665,7 +606,6 @@ int colo_sim_advance(colo_sim_t *sim, colo_time_t until, bool inclusive, colo_er
     uint32_t polled = sim->polled;
     uint64_t same_instant = sim->same_instant; /* events in a row at one simulated time */
     colo_time_t last = until < sim->end ? until : sim->end;
-    sim->yield = false;
     for (;;) {
         colo_time_t at = colo_eq_peek_time(&sim->eq);
         if (at > last || (at == until && !inclusive) || failed(sim) || !colo_eq_pop(&sim->eq, &ev))
@@ -678,17 +618,22 @@ int colo_sim_advance(colo_sim_t *sim, colo_time_t until, bool inclusive, colo_er
         }
         ev.fn(ev.obj, ev.arg);
         if ((++polled & 4095) == 0) colo_serving_poll(sim);
-        if (sim->yield) break; /* it routed a request to another GPU of its fleet */
     }
     sim->polled = polled;
     sim->same_instant = same_instant;
     return 0;
 }
 
-colo_time_t colo_sim_next(const colo_sim_t *sim)
+colo_time_t colo_sim_next_routing(const colo_sim_t *sim)
 {
-    colo_time_t at = colo_eq_peek_time(&sim->eq);
-    return at <= sim->end && !failed(sim) ? at : COLO_TIME_MAX;
+    colo_time_t at = COLO_TIME_MAX;
+    for (size_t i = 0; i < sim->n && !failed(sim); i++)
+        if (sim->t[i].router) { /* its arrivals and its autoscaler's decisions */
+            if (sim->t[i].next_arrival < at) at = sim->t[i].next_arrival;
+            if (sim->t[i].router->on && sim->t[i].router->next_tick < at)
+                at = sim->t[i].router->next_tick;
+        }
+    return at <= sim->end ? at : COLO_TIME_MAX; /* nothing is decided after the run's end */
 }
 
 int colo_sim_finish(colo_sim_t *sim, colo_error_t *err)

@@ -171,6 +171,7 @@ typedef struct colo_tenant_run {
     colo_samples_t latency;   /* LLM tenants: end to end */
     struct colo_llm_run *llm; /* LLM tenants (llm.c); NULL for others */
     struct colo_router *router; /* a routed service's leader: its router (router.h); else NULL */
+    colo_time_t next_arrival; /* open loop: when its next arrival event is (COLO_TIME_MAX: none) */
     colo_loadgen_run_t *lg;   /* MLPerf LoadGen tenants: the test's progress; NULL for others */
 } colo_tenant_run_t;
 
@@ -225,13 +226,6 @@ typedef struct colo_sim {
     /* colo_sim_advance: events since the last poll, events in a row at one instant */
     uint32_t polled;
     uint64_t same_instant;
-    /* in a fleet (sim/fleet): set when an event of this run routed a request into another run
-     * (colo_serving_route), which ends colo_sim_advance after that event; touch tells the
-     * fleet which run it was (NULL: not in a fleet) */
-    bool yield;
-    void (*touch)(void *ctx, struct colo_sim *to);
-    void *touch_ctx;
-    size_t fleet_index; /* its place in the fleet, for touch */
 } colo_sim_t;
 
 /* An LLM tenant's figures after a run (docs/llm.md, "Results"): time to first token and time
@@ -255,6 +249,10 @@ typedef struct colo_llm_stats {
  * COLO_ENOMEM. */
 int colo_tenant_llm_stats(const struct colo_sim *sim, size_t i, colo_llm_stats_t *out);
 
+/* An LLM tenant's time-to-first-token samples, or its time-per-output-token ones (tpot): what
+ * colo_tenant_llm_stats summarises, for a service's replicas merged (sim/fleet). */
+const colo_samples_t *colo_serving_llm_samples(const colo_tenant_run_t *t, bool tpot);
+
 /* Builds a run of scenario sc (borrowed; must outlive the run): the GPU's partitions for the
  * sharing mechanism, every kernel placed on its tenant's part, each tenant's stream seeded from
  * the seed and its name. *out is new. */
@@ -268,14 +266,13 @@ int colo_sim_run(colo_sim_t *sim, colo_error_t *err);
 /* Schedules the run's first events (arrivals, closed loops' first queries, samples, faults).
  * 0, or a negative code with err set (a log that cannot be opened). */
 int colo_sim_start(colo_sim_t *sim, colo_error_t *err);
-/* Runs the events before until (and at until when inclusive), in order, up to the run's end;
- * stops early after an event that routed a request into another run of its fleet (yield).
+/* Runs the events before until (and at until when inclusive), in order, up to the run's end.
  * 0, or COLO_EINVAL with err set when time stands still (too many events at one instant); an
  * error met inside an event is reported by colo_sim_finish. */
 int colo_sim_advance(colo_sim_t *sim, colo_time_t until, bool inclusive, colo_error_t *err);
-/* The time of the run's next event, or COLO_TIME_MAX when it has none before its end (or an
- * event failed). */
-colo_time_t colo_sim_next(const colo_sim_t *sim);
+/* When the run's next routing decision is: the earliest next arrival of a tenant with a router
+ * (a routed service's leader), COLO_TIME_MAX when none is due (or an event failed). */
+colo_time_t colo_sim_next_routing(const colo_sim_t *sim);
 /* Closes the statistics of what still runs at the end and checks the accounts; 0, or the error
  * an event met (err set). */
 int colo_sim_finish(colo_sim_t *sim, colo_error_t *err);

@@ -38,7 +38,20 @@ void colo_serving_client_done(colo_tenant_run_t *t, int32_t client);
 
 /* Each routed service's router, at its leader (colo_tenant_run_t.router). 0 or COLO_ENOMEM. */
 int colo_serving_routers_new(colo_sim_t *sim);
+
+/* Events of the utilisation samples (sampling.c): every metrics.interval from warmup, and at
+ * duration. */
+void colo_serving_on_sample(void *obj, int64_t arg);
+void colo_serving_on_window_end(void *obj, int64_t arg);
 void colo_serving_routers_free(colo_sim_t *sim);
+
+/* autoscale.c: a leader's router's autoscaler: started when the router is attached (the
+ * minimum on, the first decision an interval later); freed with the router. */
+int colo_autoscale_start(colo_tenant_run_t *leader);
+void colo_autoscale_free(struct colo_router *r);
+/* The replicas that take requests now, as indices into r->map; how many. */
+size_t colo_autoscale_view(struct colo_router *r, colo_time_t now);
+
 /* Where a request arriving at t goes: a replica of t's service by its router; t itself when t
  * has none. */
 colo_tenant_run_t *colo_serving_route(colo_tenant_run_t *t);
@@ -94,6 +107,11 @@ size_t colo_serving_llm_waiting(const colo_tenant_run_t *t);
 /* Requests the engine runs now (admitted, holding KV blocks): a router's outstanding, with the
  * waiting ones. */
 size_t colo_serving_llm_running(const colo_tenant_run_t *t);
+/* The prompt of the request now arriving at leader as hashed units (NULL when the tenant does
+ * not cache prefixes or none is drawn), and its engine's KV block size into *b. */
+struct colo_prefix;
+const struct colo_prefix *colo_serving_llm_arriving_prefix(const colo_tenant_run_t *leader, int *b);
+
 /* Starts the next iteration on the tenant's stream when it is idle and work waits. */
 void colo_serving_llm_start(colo_tenant_run_t *t);
 /* The iteration in flight as a trace, and the work of its kernel op on the tenant's GPU. */

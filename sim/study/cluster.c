@@ -29,7 +29,7 @@ const char *const colo_cluster_policy_names[] = {"first_fit", "best_fit", "inter
 static int read_cluster(colo_cluster_t *c, const colo_cfg_reader_t *r, const config_setting_t *root)
 {
     static const char *const keys[] = {"gpus",       "policy",  "order", "headroom",
-                                       "attainment", "trial_s", NULL};
+                                       "attainment", "trial_s", "fit",   NULL};
     static const char *const pool_keys[] = {"model", "count", NULL};
     const config_setting_t *cl = config_setting_get_member(root, "cluster"), *gl;
     int rc;
@@ -76,6 +76,14 @@ static int read_cluster(colo_cluster_t *c, const colo_cfg_reader_t *r, const con
                               "\"decreasing\" (largest demand first) or \"given\", not '%s'",
                               order);
     c->given_order = strcmp(order, "given") == 0;
+    const char *fit = "demand";
+    if ((rc = colo_cfg_string(r, cl, "fit", 0, &fit)) < 0) return rc;
+    if (strcmp(fit, "demand") != 0 && strcmp(fit, "memory") != 0)
+        return colo_cfg_error(r, config_setting_get_member(cl, "fit"), COLO_EINVAL,
+                              "\"demand\" (memory, and the demands within headroom) or "
+                              "\"memory\" (memory only), not '%s'",
+                              fit);
+    c->fit_memory = strcmp(fit, "memory") == 0;
     c->headroom = 0.8;
     c->attainment = 0.99;
     c->trial_s = 0; /* the scenario's duration */
@@ -146,17 +154,22 @@ static int read_cluster(colo_cluster_t *c, const colo_cfg_reader_t *r, const con
         }
         if ((rc = colo_cfg_double(r, t, "memory_gib", COLO_CFG_NONNEG, &ct->memory_gib)) < 0)
             return rc;
-        const char *rname = NULL;
-        if ((rc = colo_cfg_string(r, t, "router", 0, &rname)) < 0) return rc;
-        if (!rname) continue;
+        if ((rc = colo_router_read(r, t, &ct->route)) < 0) return rc;
+        if (!ct->route.ops && config_setting_get_member(t, "autoscale"))
+            return colo_cfg_error(r, config_setting_get_member(t, "autoscale"), COLO_EINVAL,
+                                  "scales a routed service's replicas: give router = "
+                                  "\"POLICY\" too");
+        if (!ct->route.ops) continue;
         const config_setting_t *rt = config_setting_get_member(t, "router");
-        if (!(ct->router = colo_router_find(rname)))
-            return colo_cfg_error(r, rt, COLO_EINVAL, "unknown router '%s' (known: %s)", rname,
-                                  colo_router_names());
         if (ct->replicas == 1)
             return colo_cfg_error(r, rt, COLO_EINVAL,
                                   "routes a service's requests among its replicas: give "
                                   "replicas = N (2 or more) or \"auto\"");
+        if ((rc =
+                 colo_router_check(r, rt, &ct->route, config_setting_get_member(t, "llm"), NULL)) ||
+            (rc = colo_autoscale_read(r, t, ct->replicas > 0 ? ct->replicas : MAX_GPUS * 7,
+                                      &ct->route.scale)) < 0)
+            return rc;
         ct->router_line = (int)config_setting_source_line(rt);
     }
     long long seed = 1;
@@ -263,7 +276,7 @@ static int setup(colo_cluster_t *c)
         const colo_arrival_cfg_t *a = &c->models[0]->tenants[t].arrival;
         char key[300];
         snprintf(key, sizeof key, "tenants.%s.router", c->models[0]->tenants[t].name);
-        if (c->tenants[t].router && (colo_arrival_closed(a) || a->lg.scenario != COLO_LG_NONE))
+        if (c->tenants[t].route.ops && (colo_arrival_closed(a) || a->lg.scenario != COLO_LG_NONE))
             return colo_error_set(c->err, COLO_EINVAL, c->path, c->tenants[t].router_line, key,
                                   "a router deals one open-loop arrival stream (Poisson, gamma, "
                                   "MMPP, a replayed log) among replicas; a closed loop's clients "
@@ -333,19 +346,23 @@ int colo_cluster_run(const char *path, const char *const *sets, size_t n, json_t
                      colo_error_t *err)
 {
     colo_cluster_t c = {.path = path, .sets = sets, .n_sets = n, .err = err};
-    json_t **gpu_res = NULL;
+    json_t **gpu_res = NULL, **svc_lat = NULL;
     *out = NULL;
     int rc = setup(&c);
     if (!rc) rc = colo_cluster_make_replicas(&c);
     for (size_t i = 0; i < c.n_replicas && !rc; i++)
         rc = colo_cluster_place(&c, i);
     if (!rc && !(gpu_res = colo_calloc(c.n_gpus + 1, sizeof *gpu_res))) rc = COLO_ENOMEM;
-    if (!rc) rc = colo_cluster_simulate_all(&c, gpu_res);
-    if (!rc && !(*out = colo_cluster_results_json(&c, gpu_res))) rc = COLO_ENOMEM;
+    if (!rc && !(svc_lat = colo_calloc(c.n_tenants + 1, sizeof *svc_lat))) rc = COLO_ENOMEM;
+    if (!rc) rc = colo_cluster_simulate_all(&c, gpu_res, svc_lat);
+    if (!rc && !(*out = colo_cluster_results_json(&c, gpu_res, svc_lat))) rc = COLO_ENOMEM;
     if (rc == COLO_ENOMEM) colo_error_set(err, rc, path, 0, NULL, "out of memory");
     for (size_t gi = 0; gpu_res && gi < c.n_gpus; gi++)
         json_decref(gpu_res[gi]);
     colo_free(gpu_res);
+    for (size_t t = 0; svc_lat && t < c.n_tenants; t++)
+        json_decref(svc_lat[t]);
+    colo_free(svc_lat);
     cluster_free(&c);
     return rc;
 }

@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 
 static double num(json_t *o, const char *k)
 {
@@ -25,12 +26,15 @@ static json_t *part_json(const colo_cluster_t *c, const colo_cluster_replica_t *
 }
 
 /* One service's figures over its replicas: counts and rates summed, SLO attainment weighted
- * by arrivals, the mean weighted by completions, percentiles the worst replica's. */
-static json_t *service_json(const colo_cluster_t *c, size_t t, json_t *const *gpu_res)
+ * by arrivals, the mean weighted by completions, percentiles the worst replica's; a routed
+ * service's latency over all its requests (lat, from their samples). */
+static json_t *service_json(const colo_cluster_t *c, size_t t, json_t *const *gpu_res,
+                            json_t *lat_all)
 {
     double arrived = 0, completed = 0, dropped = 0, in_flight = 0, tput = 0, good = 0, met = 0;
     double mean = 0, iso = 0, slo = 0;
-    double worst[5] = {0};
+    double worst[5] = {0}, pc_sum[6] = {0};
+    int pc_n = 0;
     static const char *const pct[] = {"p50", "p90", "p99", "p999", "max"};
     json_t *gpus = json_array(), *first = NULL;
     bool has_slo = false;
@@ -57,6 +61,15 @@ static json_t *service_json(const colo_cluster_t *c, size_t t, json_t *const *gp
                 met += json_number_value(att) * a;
             }
             json_t *lat = json_object_get(o, "latency_ms");
+            json_t *pc = json_object_get(json_object_get(o, "llm"), "prefix_cache");
+            if (json_is_object(pc)) { /* an LLM replica's prefix cache: counts summed */
+                static const char *const pk[] = {"requests",   "prompt_blocks",
+                                                 "hit_blocks", "prompt_tokens",
+                                                 "hit_tokens", "evicted_blocks"};
+                for (size_t k = 0; k < 6; k++)
+                    pc_sum[k] += num(pc, pk[k]);
+                pc_n++;
+            }
             mean += num(lat, "mean") * done;
             for (size_t k = 0; k < 5; k++)
                 worst[k] = fmax(worst[k], num(lat, pct[k]));
@@ -76,13 +89,31 @@ static json_t *service_json(const colo_cluster_t *c, size_t t, json_t *const *gp
                   (json_int_t)dropped, "in_flight", (json_int_t)in_flight, "latency_ms", lat,
                   "throughput_rps", tput, "goodput_rps", has_slo ? json_real(good) : json_null(),
                   "slo_attainment", has_slo && arrived > 0 ? json_real(met / arrived) : json_null(),
-                  "percentiles", "the worst replica's");
+                  "percentiles", lat_all ? "all its requests'" : "the worst replica's");
+    if (o && lat_all) json_object_update(o, lat_all); /* latency_ms; ttft_ms, tpot_ms (LLM) */
+    if (o && pc_n > 0) {
+        static const char *const pk[] = {"requests",      "prompt_blocks", "hit_blocks",
+                                         "prompt_tokens", "hit_tokens",    "evicted_blocks"};
+        json_t *pc = json_object();
+        for (size_t k = 0; pc && k < 6; k++)
+            json_object_set_new(pc, pk[k], json_integer((json_int_t)pc_sum[k]));
+        json_object_set_new(pc, "hit_rate_blocks",
+                            json_real(pc_sum[1] > 0 ? pc_sum[2] / pc_sum[1] : 0));
+        json_object_set_new(pc, "hit_rate_tokens",
+                            json_real(pc_sum[3] > 0 ? pc_sum[4] / pc_sum[3] : 0));
+        json_object_set_new(o, "prefix_cache", pc);
+    }
+    if (o)
+        json_object_set_new(o, "router",
+                            c->tenants[t].route.ops ? json_string(c->tenants[t].route.ops->name)
+                                                    : json_null());
     if (o && c->tenants[t].rate >= 0)
         json_object_set_new(o, "offered_rps", json_real(c->tenants[t].rate));
     return o;
 }
 
-json_t *colo_cluster_results_json(const colo_cluster_t *c, json_t *const *gpu_res)
+json_t *colo_cluster_results_json(const colo_cluster_t *c, json_t *const *gpu_res,
+                                  json_t *const *svc_lat)
 {
     const colo_scenario_t *sc = c->models[0];
     json_t *services = json_array(), *gpus = json_array(), *by_model = json_object();
@@ -90,7 +121,7 @@ json_t *colo_cluster_results_json(const colo_cluster_t *c, json_t *const *gpu_re
     if (!services || !gpus || !by_model || !unplaced || !pool || !sets) goto oom;
     bool all_met = true;
     for (size_t t = 0; t < c->n_tenants; t++) {
-        json_t *o = service_json(c, t, gpu_res);
+        json_t *o = service_json(c, t, gpu_res, svc_lat ? svc_lat[t] : NULL);
         if (!o || json_array_append_new(services, o)) goto oom;
         json_t *att = json_object_get(o, "slo_attainment");
         if (json_is_number(att) && json_number_value(att) < c->attainment) all_met = false;
@@ -155,6 +186,34 @@ oom:
     return NULL;
 }
 
+/* Each routed service's replicas: requests routed to each, on which GPU, and its p99. */
+static void print_routed(json_t *res, FILE *f)
+{
+    size_t i, g, k;
+    json_t *t, *gpu, *r;
+    json_array_foreach(json_object_get(res, "tenants"), i, t)
+    {
+        const char *router = json_string_value(json_object_get(t, "router"));
+        if (!router) continue;
+        const char *svc = json_string_value(json_object_get(t, "name"));
+        size_t len = strlen(svc);
+        fprintf(f, "%s, routed by %s: requests (p99 ms) per replica:", svc, router);
+        json_array_foreach(json_object_get(json_object_get(res, "cluster"), "gpus"), g, gpu)
+        {
+            json_array_foreach(json_object_get(json_object_get(gpu, "results"), "tenants"), k, r)
+            {
+                const char *name = json_string_value(json_object_get(r, "name"));
+                if (!name || strncmp(name, svc, len) != 0 || strncmp(name + len, "-r", 2) != 0)
+                    continue;
+                fprintf(f, " %s %lld (%.2f) on GPU %zu;", name + len + 1,
+                        (long long)json_integer_value(json_object_get(r, "arrived")),
+                        num(json_object_get(r, "latency_ms"), "p99"), g);
+            }
+        }
+        fputc('\n', f);
+    }
+}
+
 void colo_cluster_print(json_t *res, FILE *f)
 {
     json_t *cl = json_object_get(res, "cluster");
@@ -195,7 +254,13 @@ void colo_cluster_print(json_t *res, FILE *f)
                 json_string_value(json_object_get(t, "name")), (int)num(t, "replicas"), offered,
                 num(t, "throughput_rps"), num(lat, "p50"), num(lat, "p99"), slo, met);
     }
-    fprintf(f, "(a service's percentiles are its worst replica's)\n\n");
+    bool routed = false;
+    json_array_foreach(json_object_get(res, "tenants"), i, t) routed |=
+        json_is_string(json_object_get(t, "router"));
+    fprintf(f, "(a service's percentiles are its worst replica's%s)\n",
+            routed ? "; a routed one's, all its requests'" : "");
+    print_routed(res, f);
+    fputc('\n', f);
     fprintf(f, "GPUs %s: %d (",
             json_array_size(json_object_get(cl, "unplaced")) ? "used" : "needed",
             (int)num(cl, "gpus_used"));

@@ -276,6 +276,13 @@ Test(cluster, bad_files_name_the_line_and_key)
         "bad_policy.cfg:5: cluster.policy: unknown policy 'round_robin'");
     bad("tests/fixtures/cluster/bad_instance.cfg",
         "bad_instance.cfg:7: tenants.[0].instance: in a cluster the placement chooses it");
+    /* routing across GPUs (issue 42) */
+    bad("tests/fixtures/cluster/router_one_replica.cfg",
+        "router_one_replica.cfg:8: tenants.[0].router: routes a service's requests among its "
+        "replicas: give replicas = N (2 or more) or \"auto\"");
+    bad("tests/fixtures/cluster/fit_unknown.cfg",
+        "fit_unknown.cfg:5: cluster.fit: \"demand\" (memory, and the demands within headroom) "
+        "or \"memory\" (memory only), not 'cores'");
     /* no tenants, or a misspelt key: it used to crash (found by fuzz_cluster) */
     bad("tests/fixtures/cluster/no_tenants.cfg", "no_tenants.cfg: tenants: missing");
     bad("tests/fuzz/regressions/cluster/tenants_key_misspelt.cfg",
