@@ -47,6 +47,8 @@ typedef struct gpu {
     int taken[COLO_MIG_MAX_SLOTS], slices, counts[COLO_MIG_MAX_PROFILES]; /* MIG */
     int *placement; /* MIG: start slot of each member's instance */
     double memory;
+    int tp_ranks; /* a tensor-parallel replica's other ranks: GPUs of its pool it also holds
+                   * (not simulated: they run rank 0's kernels in lockstep, docs/llm.md) */
 } colo_cluster_gpu_t;
 
 typedef struct cluster {

@@ -3,6 +3,7 @@
 #include "cluster_internal.h"
 #include "alloc.h"
 #include "errors.h"
+#include "llm_cfg.h"
 #include "serving.h"
 #include "simtime.h"
 
@@ -178,6 +179,7 @@ static bool fits(const colo_cluster_t *c, const colo_cluster_gpu_t *g,
         *left = (double)(gpu->sm.count - g->sms_used - r->part.sms) / gpu->sm.count;
         return true;
     default:
+        if (g->tp_ranks > 0) return false; /* a tensor-parallel replica's GPUs are its own */
         if (g->memory + mem > gpu->memory.size_gib + 1e-9) return false;
         if (c->mode == COLO_SHARE_MPS && g->n + 1 > (size_t)c->mps_clients) return false;
         /* an empty GPU takes anything; otherwise the demands must stay within headroom,
@@ -295,9 +297,40 @@ static int trial(colo_cluster_t *c, size_t gi, size_t ri, int start, bool *ok, d
 }
 
 /* Places one replica by the policy; leaves it unplaced when no GPU is left. */
+/* A tensor-parallel replica (llm.tensor_parallel = k > 1): k empty GPUs of one pool, rank 0's
+ * simulated with the replica on it, the other k - 1 held for it (docs/cluster.md). */
+static int place_tp(colo_cluster_t *c, size_t ri, int k)
+{
+    colo_cluster_replica_t *r = &c->replicas[ri];
+    if (c->mode == COLO_SHARE_MIG || c->mode == COLO_SHARE_GREEN)
+        return colo_error_set(c->err, COLO_EUNSUPPORTED, c->path, 0, "sharing.mode",
+                              "tenant '%s' spans %d GPUs (llm.tensor_parallel): its ranks take "
+                              "whole GPUs, under timeslice or mps",
+                              colo_cluster_tenant_name(c, r->tenant), k);
+    for (size_t p = 0; p < c->n_pools; p++) {
+        struct pool *pl = &c->pools[p];
+        if ((pl->count >= 0 && pl->opened + k > pl->count) || c->n_gpus >= MAX_GPUS) continue;
+        colo_cluster_gpu_t *g = &c->gpus[c->n_gpus];
+        memset(g, 0, sizeof *g);
+        g->pool = p;
+        g->model = pl->model_idx;
+        for (int s = 0; s < COLO_MIG_MAX_SLOTS; s++)
+            g->taken[s] = -1;
+        pl->opened += k;
+        size_t gi = c->n_gpus++;
+        int rc = part_for(c, g, r);
+        if (!rc) rc = add_member(c, gi, ri, 0);
+        g->tp_ranks = k - 1;
+        return rc;
+    }
+    return 0; /* unplaced: no pool has k GPUs left */
+}
+
 int colo_cluster_place(colo_cluster_t *c, size_t ri)
 {
     colo_cluster_replica_t *r = &c->replicas[ri];
+    const colo_tenant_cfg_t *tc = &c->models[0]->tenants[r->tenant];
+    if (tc->llm && tc->llm->tensor_parallel > 1) return place_tp(c, ri, tc->llm->tensor_parallel);
     int best = -1, best_start = 0, rc;
     double best_left = INFINITY, best_score = INFINITY;
     for (size_t gi = 0; gi < c->n_gpus; gi++) {

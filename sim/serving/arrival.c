@@ -164,6 +164,78 @@ static int next_mmpp(const colo_arrival_cfg_t *c, colo_arrival_state_t *st, gsl_
     }
 }
 
+/* ---- steps: a ladder of Poisson rates ---- */
+
+#define MAX_STEPS 10000
+
+/* rates = [r1, r2, ...] and durations_s = [d1, d2, ...], of one length: Poisson at r1 for d1
+ * seconds, then at r2 for d2, ...; no arrivals after the last (a load ladder, as benchmark
+ * harnesses such as inference-perf run their stages). */
+static int parse_steps(colo_arrival_cfg_t *c, const colo_cfg_reader_t *r, const config_setting_t *g,
+                       const char *dir)
+{
+    (void)dir;
+    static const char *const keys[] = {"process", "rates", "durations_s", NULL};
+    const config_setting_t *ra, *du;
+    int rc = check(r, g, keys);
+    if (!rc) rc = colo_cfg_aggregate(r, g, "rates", REQ, CONFIG_TYPE_LIST, &ra);
+    if (!rc) rc = colo_cfg_aggregate(r, g, "durations_s", REQ, CONFIG_TYPE_LIST, &du);
+    if (rc) return rc;
+    int n = config_setting_length(ra);
+    if (n < 1 || n > MAX_STEPS)
+        return colo_cfg_error(r, ra, COLO_EINVAL, "1 to %d rates, one per step", MAX_STEPS);
+    if (config_setting_length(du) != n)
+        return colo_cfg_error(r, du, COLO_EINVAL, "one duration per rate: %d rates, %d durations",
+                              n, config_setting_length(du));
+    if (!(c->step_rate = colo_calloc((size_t)n, sizeof *c->step_rate)) ||
+        !(c->step_end = colo_calloc((size_t)n, sizeof *c->step_end)))
+        return COLO_ENOMEM;
+    c->n_steps = n;
+    double total = 0, requests = 0;
+    for (int k = 0; k < n; k++) {
+        const config_setting_t *e[2] = {config_setting_get_elem(ra, (unsigned)k),
+                                        config_setting_get_elem(du, (unsigned)k)};
+        double v[2];
+        for (int j = 0; j < 2; j++) {
+            if (!config_setting_is_number(e[j]))
+                return colo_cfg_error(r, e[j], COLO_EINVAL, "must be a number");
+            v[j] = config_setting_type(e[j]) == CONFIG_TYPE_FLOAT
+                       ? config_setting_get_float(e[j])
+                       : (double)config_setting_get_int64(e[j]);
+            if (!(v[j] > 0) || !isfinite(v[j]) || v[j] > MAX_RATE)
+                return colo_cfg_error(r, e[j], COLO_ERANGE, "greater than 0, at most 1e7 (got %g)",
+                                      v[j]);
+        }
+        total += v[1];
+        requests += v[0] * v[1];
+        c->step_rate[k] = v[0];
+        c->step_end[k] = colo_time_from_ns(total * 1e9);
+    }
+    c->rate = requests / total; /* the mean over the ladder */
+    return 0;
+}
+
+/* Poisson at the current step's rate; a gap that crosses the step's end is drawn again from
+ * there at the next rate (memorylessness). Ends after the last step. */
+static int next_steps(const colo_arrival_cfg_t *c, colo_arrival_state_t *st, gsl_rng *rng,
+                      colo_time_t now, colo_time_t *at, int *count, colo_error_t *err)
+{
+    (void)err;
+    colo_time_t t = now;
+    for (int k = st->mmpp_state; k < c->n_steps; k++) {
+        colo_time_t cand = t + exp_gap(rng, c->step_rate[k]);
+        if (cand < c->step_end[k]) {
+            st->mmpp_state = k;
+            *at = cand;
+            *count = 1;
+            return 0;
+        }
+        t = c->step_end[k] > t ? c->step_end[k] : t;
+    }
+    st->mmpp_state = c->n_steps;
+    return 1;
+}
+
 /* ---- closed loop ---- */
 
 static int parse_think(colo_arrival_cfg_t *c, const colo_cfg_reader_t *r, const config_setting_t *g)
@@ -557,6 +629,8 @@ static const colo_arrival_ops_t processes[] = {
      parse_mlperf, next_mlperf},
     {"replay", "replay of a request log (Azure LLM CSV, Mooncake JSONL), streamed", parse_replay,
      next_replay},
+    {"steps", "Poisson at rates [r1, r2, ...] for durations_s [d1, d2, ...] in turn", parse_steps,
+     next_steps},
 };
 
 /* processes registered at run time (colo_arrival_register), after the table's */
@@ -611,6 +685,11 @@ void colo_arrival_cfg_fini(colo_arrival_cfg_t *cfg)
 {
     colo_free(cfg->path);
     cfg->path = NULL;
+    colo_free(cfg->step_rate);
+    colo_free(cfg->step_end);
+    cfg->step_rate = NULL;
+    cfg->step_end = NULL;
+    cfg->n_steps = 0;
 }
 
 int colo_arrival_next(const colo_arrival_cfg_t *cfg, colo_arrival_state_t *st, gsl_rng *rng,
@@ -661,6 +740,10 @@ void colo_arrival_describe(const colo_arrival_cfg_t *c, char *buf, size_t n)
         snprintf(buf, n, "%s: %lld requests at t = 0", name, c->burst);
     else if (strcmp(name, "gamma") == 0)
         snprintf(buf, n, "gamma at %g/s, cv %g", c->rate, c->cv);
+    else if (c->n_steps > 0)
+        snprintf(buf, n, "steps: %d Poisson rates from %g/s to %g/s over %g s (mean %g/s)",
+                 c->n_steps, c->step_rate[0], c->step_rate[c->n_steps - 1],
+                 COLO_TO_S(c->step_end[c->n_steps - 1]), c->rate);
     else if (strcmp(name, "mmpp") == 0)
         snprintf(buf, n, "mmpp: %g/s for %g s, bursts of %g/s for %g s (mean %g/s)", c->rates[0],
                  c->dwell_s[0], c->rates[1], c->dwell_s[1], c->rate);
@@ -679,6 +762,8 @@ void colo_arrival_scale_load(colo_arrival_cfg_t *c, double f)
     c->lg.target_qps *= f; /* an MLPerf Server's target QPS is its rate */
     c->rates[0] *= f;
     c->rates[1] *= f;
+    for (int k = 0; k < c->n_steps; k++)
+        c->step_rate[k] *= f;
 }
 
 double colo_arrival_rate(const colo_arrival_cfg_t *cfg)

@@ -41,6 +41,10 @@ typedef struct colo_arrival_cfg {
     colo_time_t jitter;        /* each arrival moved by a uniform [0, jitter) */
     double param[COLO_ARRIVAL_MAX_PARAMS]; /* a registered process's own parameters */
     colo_loadgen_cfg_t lg; /* mlperf: LoadGen's settings (scenario COLO_LG_NONE otherwise) */
+    /* steps: Poisson at step_rate[k] (requests/s) until step_end[k] (time from 0), in turn */
+    double *step_rate;
+    colo_time_t *step_end;
+    int n_steps;
 } colo_arrival_cfg_t;
 
 /* A process's state during one run (files, the MMPP state). Caller-owned. */
@@ -52,7 +56,7 @@ typedef struct colo_arrival_state {
     long long line;
     colo_time_t origin; /* log time that maps to simulated time 0 */
     bool have_origin;
-    int mmpp_state;
+    int mmpp_state; /* mmpp: the state; steps: the current step */
     colo_time_t mmpp_switch;
     /* a replayed log's last record: its prompt and output tokens (Azure ContextTokens and
      * GeneratedTokens, Mooncake input_length and output_length), -1 where the record has no

@@ -127,6 +127,7 @@ json_t *colo_cluster_results_json(const colo_cluster_t *c, json_t *const *gpu_re
         if (json_is_number(att) && json_number_value(att) < c->attainment) all_met = false;
     }
     double busy = 0;
+    size_t used = 0; /* GPUs, with tensor-parallel replicas' other ranks */
     for (size_t gi = 0; gi < c->n_gpus; gi++) {
         const colo_cluster_gpu_t *g = &c->gpus[gi];
         const char *model = c->pools[g->pool].model;
@@ -140,12 +141,16 @@ json_t *colo_cluster_results_json(const colo_cluster_t *c, json_t *const *gpu_re
                                             part_json(c, r, g->placement[m]), "demand", r->demand));
         }
         double b = num(json_object_get(gpu_res[gi], "gpu"), "busy_fraction");
-        busy += b;
+        busy += b * (1 + g->tp_ranks); /* a tensor-parallel replica's ranks run in lockstep */
         json_t *o = json_pack("{s:I,s:s,s:o,s:f,s:O}", "index", (json_int_t)gi, "model", model,
                               "tenants", members, "busy_fraction", b, "results", gpu_res[gi]);
         if (!o || json_array_append_new(gpus, o)) goto oom;
-        json_object_set_new(by_model, model,
-                            json_integer(json_integer_value(json_object_get(by_model, model)) + 1));
+        if (g->tp_ranks > 0) /* the GPUs of its replica's other ranks */
+            json_object_set_new(o, "tensor_parallel_ranks", json_integer(g->tp_ranks));
+        used += 1 + (size_t)g->tp_ranks;
+        json_object_set_new(
+            by_model, model,
+            json_integer(json_integer_value(json_object_get(by_model, model)) + 1 + g->tp_ranks));
     }
     for (size_t i = 0; i < c->n_replicas; i++)
         if (c->replicas[i].gpu < 0) {
@@ -165,7 +170,7 @@ json_t *colo_cluster_results_json(const colo_cluster_t *c, json_t *const *gpu_re
         "{s:s,s:s,s:s,s:f,s:f,s:o,s:I,s:o,s:b,s:o,s:o}", "policy",
         colo_cluster_policy_names[c->policy], "order", c->given_order ? "given" : "decreasing",
         "mechanism", colo_share_mode_name(c->mode), "headroom", c->headroom, "attainment_goal",
-        c->attainment, "pool", pool, "gpus_used", (json_int_t)c->n_gpus, "gpus_by_model", by_model,
+        c->attainment, "pool", pool, "gpus_used", (json_int_t)used, "gpus_by_model", by_model,
         "all_slo_met", all_met, "unplaced", unplaced, "gpus", gpus);
     json_t *scenario =
         json_pack("{s:s,s:o,s:f,s:f,s:f,s:o}", "path", c->path, "description",
@@ -175,7 +180,7 @@ json_t *colo_cluster_results_json(const colo_cluster_t *c, json_t *const *gpu_re
     return json_pack("{s:{s:s,s:i},s:s,s:o,s:I,s:o,s:{s:f},s:o}", "colosim", "version",
                      COLO_VERSION, "results_format", 1, "kind", "cluster", "scenario", scenario,
                      "seed", (json_int_t)c->seed, "tenants", services, "gpu", "busy_fraction",
-                     c->n_gpus ? busy / (double)c->n_gpus : 0.0, "cluster", cluster);
+                     used ? busy / (double)used : 0.0, "cluster", cluster);
 oom:
     json_decref(services);
     json_decref(gpus);
@@ -237,6 +242,8 @@ void colo_cluster_print(json_t *res, FILE *f)
                 fprintf(f, " [%d SMs]", (int)num(p, "sms"));
             fprintf(f, " (%.0f %%)", 100 * num(t, "demand"));
         }
+        int ranks = (int)num(g, "tensor_parallel_ranks");
+        if (ranks > 0) fprintf(f, " + %d GPU%s for its other ranks", ranks, ranks > 1 ? "s" : "");
         fputc('\n', f);
     }
     fprintf(f, "\n%-16s %4s %9s %9s %9s %9s %8s %8s\n", "service", "reps", "offered/s", "tput/s",

@@ -85,6 +85,38 @@ Test(arrival, mmpp_spends_the_expected_share_of_arrivals_in_bursts)
     free(g);
 }
 
+/* A ladder of Poisson rates: each step gets about rate x duration arrivals, none after the last
+ * step, and times never go back. */
+Test(arrival, steps_follow_their_ladder_and_end)
+{
+    double rate[3] = {100, 2000, 500};
+    colo_time_t end[3] = {COLO_MS(10000), COLO_MS(12000), COLO_MS(20000)};
+    colo_arrival_cfg_t c = {
+        .ops = colo_arrival_find("steps"), .step_rate = rate, .step_end = end, .n_steps = 3};
+    gsl_rng *rng = colo_rng_new(7, "steps");
+    colo_arrival_state_t st;
+    colo_error_t err;
+    colo_error_clear(&err);
+    cr_assert_eq(colo_arrival_start(&c, &st, &err), 0);
+    long per[3] = {0, 0, 0};
+    colo_time_t now = 0, at;
+    int count, rc;
+    while ((rc = colo_arrival_next(&c, &st, rng, now, &at, &count, &err)) == 0) {
+        cr_assert_geq(at, now);
+        cr_assert_lt(at, end[2], "an arrival at %lld ns, after the last step", (long long)at);
+        per[at < end[0] ? 0 : at < end[1] ? 1 : 2]++;
+        now = at;
+    }
+    cr_assert_eq(rc, 1);
+    /* expected 1,000, 4,000, 4,000; Poisson counts within 5 standard deviations */
+    double want[3] = {1000, 4000, 4000};
+    for (int k = 0; k < 3; k++)
+        cr_assert(fabs((double)per[k] - want[k]) < 5 * sqrt(want[k]), "step %d: %ld arrivals", k,
+                  per[k]);
+    colo_arrival_stop(&st);
+    gsl_rng_free(rng);
+}
+
 Test(arrival, datetimes_parse_to_nanoseconds)
 {
     colo_time_t t, u;

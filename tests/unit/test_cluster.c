@@ -270,6 +270,29 @@ static void bad(const char *rel, const char *want)
     cr_assert(strstr(msg, want), "%s: got '%s', expected it to contain '%s'", rel, msg, want);
 }
 
+/* A tensor-parallel replica takes its ranks' GPUs whole: two CodeLlama-34B replicas at TP 2 use
+ * four GPUs, and a vision service beside them gets a GPU of its own. */
+Test(cluster, a_tensor_parallel_replica_holds_its_ranks_gpus)
+{
+    const char *sets[] = {"duration_s=5", "warmup_s=1", "tenants.[0].replicas=2",
+                          "tenants.[0].arrival={ process = \"poisson\"; rate = 2.0; }",
+                          "cluster.gpus.[0].count=6"};
+    json_t *out = NULL;
+    colo_error_t err;
+    colo_error_clear(&err);
+    int rc = colo_simulate_file(src_path("scenarios/cluster/llmd_prefix_benchmark.cfg"), sets, 5,
+                                &out, &err);
+    char m[1024];
+    colo_error_format(&err, m, sizeof m);
+    cr_assert_eq(rc, 0, "%s", m);
+    json_t *cl = json_object_get(out, "cluster");
+    cr_assert_eq(json_integer_value(json_object_get(cl, "gpus_used")), 4);
+    cr_assert_eq(json_array_size(json_object_get(cl, "gpus")), 2, "two GPUs simulated");
+    json_t *g0 = json_array_get(json_object_get(cl, "gpus"), 0);
+    cr_assert_eq(json_integer_value(json_object_get(g0, "tensor_parallel_ranks")), 1);
+    json_decref(out);
+}
+
 Test(cluster, bad_files_name_the_line_and_key)
 {
     bad("tests/fixtures/cluster/bad_policy.cfg",
