@@ -291,6 +291,11 @@ static int simulate_fleet(const colo_cluster_t *c, json_t **gpu_res, json_t **sv
             for (size_t m = 0; m < c->gpus[gi].n; m++)
                 if (c->replicas[c->gpus[gi].members[m]].tenant == t) reps[k++] = &sims[gi]->t[m];
         if (!(svc_lat[t] = service_latency(reps, k))) rc = COLO_ENOMEM;
+        for (size_t i = 0; !rc && i < k; i++) /* its autoscaler, at its leader */
+            if (reps[i]->router && reps[i]->router->on &&
+                json_object_set_new(svc_lat[t], "autoscale",
+                                    colo_results_autoscale(reps[i]->sim, reps[i])))
+                rc = COLO_ENOMEM;
     }
     for (size_t gi = 0; gi < n && !rc; gi++)
         if (!(gpu_res[gi] = colo_results_json(sims[gi], c->sets, c->n_sets))) rc = COLO_ENOMEM;

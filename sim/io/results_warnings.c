@@ -2,6 +2,7 @@
  * offered more than they served, replayed logs that ran out before the run, LoadGen tests that
  * stopped issuing (docs/results.md, "Overload and short logs"). */
 #include "results_warnings.h"
+#include "router.h"
 #include "run_stats_internal.h"
 
 #include <math.h>
@@ -34,6 +35,15 @@ json_t *colo_results_warnings(const colo_sim_t *sim)
                 name, (double)t->arrived / window, (double)t->finished_in_window / window,
                 (long long)t->backlog_growth);
             bad |= note(a, name, "overloaded", -1, text);
+        }
+        if (t->router && t->router->on && t->router->cfg.scale.interval >= sc->duration) {
+            snprintf(text, sizeof text,
+                     "tenant %s: its autoscaler decides every %g s, and the run's arrivals last "
+                     "%g s: it never decided, and only its minimum of %d replica%s took requests "
+                     "(give autoscale.interval_s below duration_s)",
+                     name, COLO_TO_S(t->router->cfg.scale.interval), COLO_TO_S(sc->duration),
+                     t->router->cfg.scale.min, t->router->cfg.scale.min == 1 ? "" : "s");
+            bad |= note(a, name, "autoscaler_idle", -1, text);
         }
         if (t->arrivals_ended < 0 || t->arrivals_ended >= sc->duration) continue;
         double at = COLO_TO_S(t->arrivals_ended), left = COLO_TO_S(sc->duration) - at;

@@ -46,6 +46,10 @@ int colo_autoscale_read(const colo_cfg_reader_t *r, const config_setting_t *g, i
                               "at most the service's %d copies or replicas, which are placed "
                               "for it",
                               replicas);
+    if (out->tolerance >= 1)
+        return colo_cfg_error(r, config_setting_get_member(a, "tolerance"), COLO_ERANGE,
+                              "below 1 (got %g): at 1 or more no load would ever scale down",
+                              out->tolerance);
     if (mn > mx)
         return colo_cfg_error(r, config_setting_get_member(a, "min"), COLO_ERANGE,
                               "at most max (%lld)", mx);
@@ -53,9 +57,9 @@ int colo_autoscale_read(const colo_cfg_reader_t *r, const config_setting_t *g, i
         return colo_cfg_error(r, a, COLO_ERANGE,
                               "interval_s and cold_start_s at most 3600, window_s at most 86400");
     out->min = (int)mn, out->max = (int)mx;
-    out->interval = COLO_MS(interval * 1e3);
-    out->window = COLO_MS(window * 1e3);
-    out->cold_start = COLO_MS(cold * 1e3);
+    out->interval = colo_time_from_ns(interval * 1e9);
+    out->window = colo_time_from_ns(window * 1e9);
+    out->cold_start = colo_time_from_ns(cold * 1e9);
     return 0;
 }
 

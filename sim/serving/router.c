@@ -96,7 +96,7 @@ int colo_router_read(const colo_cfg_reader_t *r, const config_setting_t *g, colo
     if (ms > 60000)
         return colo_cfg_error(r, config_setting_get_member(grp, "delay_ms"), COLO_ERANGE,
                               "a routing delay of at most 60000 ms");
-    out->delay = COLO_MS(ms);
+    out->delay = colo_time_from_ns(ms * 1e6); /* fractions of a ms kept */
     for (int k = 0; k < COLO_ROUTER_MAX_PARAMS && out->ops->params[k]; k++)
         if ((rc = colo_cfg_double(r, grp, out->ops->params[k], COLO_CFG_NONNEG, &out->param[k])) <
             0)

@@ -216,6 +216,24 @@ static void print_routed(json_t *res, FILE *f)
             }
         }
         fputc('\n', f);
+        json_t *ttft = json_object_get(t, "ttft_ms"), *pc = json_object_get(t, "prefix_cache");
+        json_t *as = json_object_get(t, "autoscale");
+        if (json_is_object(ttft))
+            fprintf(f,
+                    "  over all its requests: TTFT p50 %.1f ms, p90 %.1f, p99 %.1f; TPOT p50 "
+                    "%.2f ms, p99 %.2f\n",
+                    num(ttft, "p50"), num(ttft, "p90"), num(ttft, "p99"),
+                    num(json_object_get(t, "tpot_ms"), "p50"),
+                    num(json_object_get(t, "tpot_ms"), "p99"));
+        if (json_is_object(pc))
+            fprintf(f, "  prefix cache: %.1f %% of prompt tokens found cached\n",
+                    100 * num(pc, "hit_rate_tokens"));
+        if (json_is_object(as))
+            fprintf(f,
+                    "  autoscaled %d to %d replicas: %.2f on average over the window, %zu "
+                    "changes\n",
+                    (int)num(as, "min"), (int)num(as, "max"), num(as, "mean_replicas"),
+                    json_array_size(json_object_get(as, "replicas_over_time")) - 1);
     }
 }
 
@@ -280,10 +298,17 @@ void colo_cluster_print(json_t *res, FILE *f)
         first = false;
     }
     size_t unplaced = json_array_size(json_object_get(cl, "unplaced"));
-    fprintf(f, ")%s; every SLO met for >= %.4g of requests: %s\n",
-            unplaced ? ", all the cluster has, and more are needed" : "",
-            num(cl, "attainment_goal"),
-            json_is_true(json_object_get(cl, "all_slo_met")) ? "yes" : "no");
+    bool any_slo = false;
+    json_array_foreach(json_object_get(res, "tenants"), i, t) any_slo |=
+        json_is_number(json_object_get(t, "slo_attainment"));
+    if (any_slo)
+        fprintf(f, ")%s; every SLO met for >= %.4g of requests: %s\n",
+                unplaced ? ", all the cluster has, and more are needed" : "",
+                num(cl, "attainment_goal"),
+                json_is_true(json_object_get(cl, "all_slo_met")) ? "yes" : "no");
+    else
+        fprintf(f, ")%s; no service has an SLO\n",
+                unplaced ? ", all the cluster has, and more are needed" : "");
     if (unplaced) {
         fprintf(f, "not placed (no GPU left):");
         json_array_foreach(json_object_get(cl, "unplaced"), i, t)
