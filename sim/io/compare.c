@@ -34,6 +34,8 @@ static const struct metric tenant_metrics[] = {
     {"TPOT p50 ms", "llm.tpot_ms", "p50", 1, false, "tpot_p50_ms", true},
     {"TPOT p99 ms", "llm.tpot_ms", "p99", 1, false, "tpot_p99_ms", true},
     {"tokens/s", "llm", "output_tokens_per_s", 1, false, "output_tokens_per_s", true},
+    {"prefix hit %", "llm.prefix_cache", "hit_rate_tokens", 100, true, "prefix_hit_rate_tokens",
+     true},
 };
 
 static const struct metric gpu_metrics[] = {

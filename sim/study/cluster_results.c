@@ -33,7 +33,7 @@ static json_t *service_json(const colo_cluster_t *c, size_t t, json_t *const *gp
 {
     double arrived = 0, completed = 0, dropped = 0, in_flight = 0, tput = 0, good = 0, met = 0;
     double mean = 0, iso = 0, slo = 0;
-    double worst[5] = {0}, pc_sum[6] = {0};
+    double worst[5] = {0}, pc_sum[6] = {0}, tok_out = 0, tok_in = 0;
     int pc_n = 0;
     static const char *const pct[] = {"p50", "p90", "p99", "p999", "max"};
     json_t *gpus = json_array(), *first = NULL;
@@ -62,6 +62,8 @@ static json_t *service_json(const colo_cluster_t *c, size_t t, json_t *const *gp
             }
             json_t *lat = json_object_get(o, "latency_ms");
             json_t *pc = json_object_get(json_object_get(o, "llm"), "prefix_cache");
+            tok_out += num(json_object_get(o, "llm"), "output_tokens_per_s");
+            tok_in += num(json_object_get(o, "llm"), "prompt_tokens_per_s");
             if (json_is_object(pc)) { /* an LLM replica's prefix cache: counts summed */
                 static const char *const pk[] = {"requests",   "prompt_blocks",
                                                  "hit_blocks", "prompt_tokens",
@@ -90,7 +92,18 @@ static json_t *service_json(const colo_cluster_t *c, size_t t, json_t *const *gp
                   "throughput_rps", tput, "goodput_rps", has_slo ? json_real(good) : json_null(),
                   "slo_attainment", has_slo && arrived > 0 ? json_real(met / arrived) : json_null(),
                   "percentiles", lat_all ? "all its requests'" : "the worst replica's");
-    if (o && lat_all) json_object_update(o, lat_all); /* latency_ms; ttft_ms, tpot_ms (LLM) */
+    json_t *llm = NULL; /* a routed LLM service: its requests' TTFT and TPOT, tokens summed */
+    if (o && lat_all) {
+        json_object_set(o, "latency_ms", json_object_get(lat_all, "latency_ms"));
+        if (json_object_get(lat_all, "autoscale"))
+            json_object_set(o, "autoscale", json_object_get(lat_all, "autoscale"));
+        if (json_object_get(lat_all, "ttft_ms")) {
+            llm = json_pack("{s:O,s:O,s:f,s:f}", "ttft_ms", json_object_get(lat_all, "ttft_ms"),
+                            "tpot_ms", json_object_get(lat_all, "tpot_ms"), "output_tokens_per_s",
+                            tok_out, "prompt_tokens_per_s", tok_in);
+            json_object_set_new(o, "llm", llm);
+        }
+    }
     if (o && pc_n > 0) {
         static const char *const pk[] = {"requests",      "prompt_blocks", "hit_blocks",
                                          "prompt_tokens", "hit_tokens",    "evicted_blocks"};
@@ -101,7 +114,7 @@ static json_t *service_json(const colo_cluster_t *c, size_t t, json_t *const *gp
                             json_real(pc_sum[1] > 0 ? pc_sum[2] / pc_sum[1] : 0));
         json_object_set_new(pc, "hit_rate_tokens",
                             json_real(pc_sum[3] > 0 ? pc_sum[4] / pc_sum[3] : 0));
-        json_object_set_new(o, "prefix_cache", pc);
+        json_object_set_new(llm ? llm : o, "prefix_cache", pc);
     }
     if (o)
         json_object_set_new(o, "router",
@@ -216,15 +229,16 @@ static void print_routed(json_t *res, FILE *f)
             }
         }
         fputc('\n', f);
-        json_t *ttft = json_object_get(t, "ttft_ms"), *pc = json_object_get(t, "prefix_cache");
+        json_t *llm = json_object_get(t, "llm"), *ttft = json_object_get(llm, "ttft_ms");
+        json_t *pc = json_object_get(llm, "prefix_cache");
         json_t *as = json_object_get(t, "autoscale");
         if (json_is_object(ttft))
             fprintf(f,
                     "  over all its requests: TTFT p50 %.1f ms, p90 %.1f, p99 %.1f; TPOT p50 "
-                    "%.2f ms, p99 %.2f\n",
+                    "%.2f ms, p99 %.2f; %.0f output tokens/s\n",
                     num(ttft, "p50"), num(ttft, "p90"), num(ttft, "p99"),
-                    num(json_object_get(t, "tpot_ms"), "p50"),
-                    num(json_object_get(t, "tpot_ms"), "p99"));
+                    num(json_object_get(llm, "tpot_ms"), "p50"),
+                    num(json_object_get(llm, "tpot_ms"), "p99"), num(llm, "output_tokens_per_s"));
         if (json_is_object(pc))
             fprintf(f, "  prefix cache: %.1f %% of prompt tokens found cached\n",
                     100 * num(pc, "hit_rate_tokens"));
