@@ -40,7 +40,8 @@ static const char usage_run[] =
     "                         request from arrival to end with arrows to its kernels, per SM\n"
     "                         partition and per copy-engine direction, kernels running and queue\n"
     "                         lengths; only events in the window are written; OUT.json.gz is\n"
-    "                         written gzipped. A timeline estimated over 100 MB is announced\n"
+    "                         written gzipped. A timeline estimated over 100 MB is announced.\n"
+    "                         A cluster file: one per simulated GPU, OUT.gpuN.json\n"
     "      --timeline-window START:END\n"
     "                         the timeline's window in seconds of simulated time (default: the\n"
     "                         first second after warmup_s); START below duration_s\n"
@@ -96,10 +97,14 @@ static int run_cluster(struct colo_cli_scenario_opts *o)
     colo_error_clear(&err);
     json_t *res = NULL;
     int rc = 0;
-    if (o->timeline || o->csv)
-        rc = colo_error_set(&err, COLO_EINVAL, o->timeline ? "--timeline" : "--csv", 0, NULL,
+    if (o->csv)
+        rc = colo_error_set(&err, COLO_EINVAL, "--csv", 0, NULL,
                             "not for a cluster yet: run one GPU's scenario for that");
-    if (!rc) rc = colo_cluster_run(o->file, o->sets, o->n_sets, &res, &err);
+    /* --timeline: a file per simulated GPU (FILE.gpuN.json), requests on their replica's track */
+    colo_fleet_timeline_t tl = {o->timeline, o->tl_start, o->tl_end, o->tl_end > 0};
+    if (!rc)
+        rc = colo_cluster_run_timeline(o->file, o->sets, o->n_sets, o->timeline ? &tl : NULL, &res,
+                                       &err);
     if (!rc) { /* the accuracy of what its GPUs ran */
         colo_accuracy_facts_t facts = {0};
         colo_accuracy_add_results(&facts, res);
@@ -107,6 +112,12 @@ static int run_cluster(struct colo_cli_scenario_opts *o)
             rc = colo_error_set(&err, COLO_ENOMEM, o->file, 0, NULL, "out of memory");
     }
     if (!rc && o->output) rc = colo_results_write(res, o->output, &err);
+    size_t n_gpus = json_array_size(json_object_get(json_object_get(res, "cluster"), "gpus"));
+    for (size_t gi = 0; rc && o->timeline && gi < n_gpus; gi++) { /* written whole or not */
+        char name[4096];
+        colo_fleet_timeline_name(o->timeline, gi, name, sizeof name);
+        colo_cli_take_back(name);
+    }
     int status = 0;
     if (rc) {
         colo_cli_print_error(&err);
@@ -114,6 +125,11 @@ static int run_cluster(struct colo_cli_scenario_opts *o)
     } else if (!o->quiet) {
         colo_cluster_print(res, stdout);
         colo_accuracy_print(json_object_get(res, "accuracy"), stdout);
+        if (o->timeline) {
+            char first[4096];
+            colo_fleet_timeline_name(o->timeline, 0, first, sizeof first);
+            printf("timelines written to %s ... (one per GPU, %zu)\n", first, n_gpus);
+        }
         if (o->output) printf("results written to %s\n", o->output);
     }
     json_decref(res);

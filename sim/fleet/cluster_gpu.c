@@ -9,6 +9,7 @@
 #include "metrics.h"
 #include "results.h"
 #include "router.h"
+#include "timeline.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -283,7 +284,33 @@ static int simulate_fleet(const colo_cluster_t *c, json_t **gpu_res, json_t **sv
             }
         rc = colo_router_attach(leader, reps, k, &c->tenants[t].route);
     }
+    colo_timeline_t *tls = NULL; /* --timeline: one per GPU */
+    size_t n_tl = 0;
+    if (!rc && c->tl && !(tls = colo_calloc(n + 1, sizeof *tls))) rc = COLO_ENOMEM;
+    for (size_t gi = 0; gi < n && !rc && tls; gi++) {
+        char name[4096];
+        colo_fleet_timeline_name(c->tl->path, gi, name, sizeof name);
+        colo_time_t a = c->tl->window ? c->tl->start : scs[gi]->warmup;
+        colo_time_t b = c->tl->window ? c->tl->end : scs[gi]->warmup + COLO_S(1);
+        if (!(rc = colo_timeline_open(&tls[gi], name, a, b, c->err))) n_tl++;
+        if (!rc && colo_sim_set_timeline(sims[gi], &tls[gi])) rc = COLO_ENOMEM;
+    }
     if (!rc) rc = colo_fleet_run(sims, n, c->err);
+    for (size_t gi = 0; gi < n_tl; gi++) { /* all written, or none */
+        colo_error_t terr;
+        colo_error_clear(&terr);
+        int trc = colo_timeline_close(&tls[gi], rc == 0, &terr);
+        if (!rc && trc) {
+            rc = trc;
+            *c->err = terr;
+            for (size_t k = 0; k < gi; k++) {
+                char name[4096];
+                colo_fleet_timeline_name(c->tl->path, k, name, sizeof name);
+                remove(name);
+            }
+        }
+    }
+    colo_free(tls);
     for (size_t t = 0; t < c->n_tenants && !rc; t++) {
         if (!c->tenants[t].route.ops || leaders[t] == SIZE_MAX) continue;
         size_t k = 0;
@@ -315,7 +342,7 @@ int colo_cluster_simulate_all(const colo_cluster_t *c, json_t **gpu_res, json_t 
     bool routed = false;
     for (size_t t = 0; t < c->n_tenants; t++)
         routed |= c->tenants[t].route.ops != NULL;
-    if (routed) return simulate_fleet(c, gpu_res, svc_lat);
+    if (routed || c->tl) return simulate_fleet(c, gpu_res, svc_lat); /* timelines: the same */
     int rc = 0; /* GPUs that share no service's router run alone, one after another */
     for (size_t gi = 0; gi < c->n_gpus && !rc; gi++) {
         colo_cluster_gen_t gen;

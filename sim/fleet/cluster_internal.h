@@ -60,6 +60,7 @@ typedef struct cluster {
     colo_cluster_policy_t policy;
     bool given_order;
     bool fit_memory; /* fit = "memory": time-slicing and MPS place by memory alone */
+    const struct colo_fleet_timeline *tl; /* timelines of the placed GPUs' runs (NULL: none) */
     double headroom, attainment, trial_s;
     colo_share_mode_t mode;
     int mps_clients;

@@ -8,6 +8,9 @@
  * the runs per routing decision (docs/engine.md, "A fleet"). */
 #include "fleet.h"
 
+#include <stdio.h>
+#include <string.h>
+
 static int loop(colo_sim_t *const *sims, size_t n, colo_error_t *err)
 {
     for (;;) {
@@ -38,4 +41,14 @@ int colo_fleet_run(colo_sim_t *const *sims, size_t n, colo_error_t *err)
     for (size_t r = 0; r < n && !rc; r++)
         rc = colo_sim_finish(sims[r], err);
     return rc;
+}
+
+void colo_fleet_timeline_name(const char *path, size_t gi, char *buf, size_t n)
+{
+    size_t len = strlen(path), cut = len;
+    if (len > 8 && strcmp(path + len - 8, ".json.gz") == 0)
+        cut = len - 8;
+    else if (len > 5 && strcmp(path + len - 5, ".json") == 0)
+        cut = len - 5;
+    snprintf(buf, n, "%.*s.gpu%zu%s", (int)cut, path, gi, path + cut);
 }

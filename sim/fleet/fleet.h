@@ -11,7 +11,20 @@
 #include "serving.h"
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
+
+/* A cluster run's timelines (colosim run --timeline on a cluster file): one file per simulated
+ * GPU, PATH with ".gpuN" before its ".json" or ".json.gz", recording [start, end) (window false:
+ * the second after warmup). */
+typedef struct colo_fleet_timeline {
+    const char *path;
+    colo_time_t start, end;
+    bool window;
+} colo_fleet_timeline_t;
+
+/* The file of GPU gi's timeline into buf. */
+void colo_fleet_timeline_name(const char *path, size_t gi, char *buf, size_t n);
 
 /* Runs sims[0 .. n) (new, routers attached: router.h colo_router_attach) to their ends in one
  * event order: events by time, and at one time by the index of their run. 0, or the first run's

@@ -345,7 +345,13 @@ int colo_cluster_check(const char *path, const char *const *sets, size_t n, FILE
 int colo_cluster_run(const char *path, const char *const *sets, size_t n, json_t **out,
                      colo_error_t *err)
 {
-    colo_cluster_t c = {.path = path, .sets = sets, .n_sets = n, .err = err};
+    return colo_cluster_run_timeline(path, sets, n, NULL, out, err);
+}
+
+int colo_cluster_run_timeline(const char *path, const char *const *sets, size_t n,
+                              const colo_fleet_timeline_t *tl, json_t **out, colo_error_t *err)
+{
+    colo_cluster_t c = {.path = path, .sets = sets, .n_sets = n, .err = err, .tl = tl};
     json_t **gpu_res = NULL, **svc_lat = NULL;
     *out = NULL;
     int rc = setup(&c);

@@ -28,6 +28,10 @@ int colo_cluster_check(const char *path, const char *const *sets, size_t n, FILE
 int colo_cluster_run(const char *path, const char *const *sets, size_t n, json_t **out,
                      colo_error_t *err);
 
+/* The same, recording each simulated GPU's timeline (tl: fleet.h; NULL: none). */
+int colo_cluster_run_timeline(const char *path, const char *const *sets, size_t n,
+                              const colo_fleet_timeline_t *tl, json_t **out, colo_error_t *err);
+
 /* The placement and per-service table of a cluster's results, for people. */
 void colo_cluster_print(json_t *results, FILE *f);
 

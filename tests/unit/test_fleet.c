@@ -9,7 +9,10 @@
 
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 TestSuite(fleet, .init = test_init);
 
@@ -211,4 +214,38 @@ Test(fleet, the_autoscaler_stays_within_its_bounds)
     /* the sixth copy is beyond max: the router never sends it a request */
     cr_assert_eq(json_integer_value(json_object_get(result_tenant(&r, 5), "arrived")), 0);
     run_free(&r);
+}
+
+/* colosim run --timeline on a cluster: a timeline per simulated GPU, requests on their replica's
+ * track, and the results the same as without. */
+Test(fleet, a_cluster_run_writes_a_timeline_per_gpu)
+{
+    char dir[] = "/tmp/colosim-fleet-tl-XXXXXX", path[256], name[300];
+    cr_assert(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/tl.json", dir);
+    colo_fleet_timeline_t tl = {path, COLO_MS(1000), COLO_MS(1100), true};
+    json_t *with = NULL, *without = cluster(NULL, 0);
+    colo_error_t err;
+    colo_error_clear(&err);
+    cr_assert_eq(colo_cluster_run_timeline(src_path(THREE), NULL, 0, &tl, &with, &err), 0);
+    char *a = json_dumps(with, JSON_SORT_KEYS), *b = json_dumps(without, JSON_SORT_KEYS);
+    cr_assert_str_eq(a, b);
+    for (size_t gi = 0; gi < 3; gi++) {
+        colo_fleet_timeline_name(path, gi, name, sizeof name);
+        char want[32];
+        snprintf(want, sizeof want, "\"svc-r%zu (", gi + 1); /* its track: name (model) */
+        FILE *f = fopen(name, "r");
+        cr_assert(f, "no %s", name);
+        static char text[1 << 20];
+        size_t got = fread(text, 1, sizeof text - 1, f);
+        text[got] = '\0';
+        fclose(f);
+        cr_assert(strstr(text, want), "%s has no track %s", name, want);
+        remove(name);
+    }
+    rmdir(dir);
+    free(a);
+    free(b);
+    json_decref(with);
+    json_decref(without);
 }
