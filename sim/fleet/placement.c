@@ -219,12 +219,13 @@ static int add_member(colo_cluster_t *c, size_t gi, size_t ri, int start)
     return 0;
 }
 
-/* Opens the next GPU of the pool: its index, or -1 when every pool is used up. */
-static int open_gpu(colo_cluster_t *c)
+/* Opens k GPUs of the first pool that has them left (a tensor-parallel replica's ranks): the
+ * index of the first, the one simulated, or -1 when no pool has k left. */
+static int open_gpus(colo_cluster_t *c, int k)
 {
     for (size_t p = 0; p < c->n_pools; p++) {
         struct pool *pl = &c->pools[p];
-        if (pl->count >= 0 && pl->opened >= pl->count) continue;
+        if (pl->count >= 0 && pl->opened + k > pl->count) continue;
         if (c->n_gpus >= MAX_GPUS) return -1;
         colo_cluster_gpu_t *g = &c->gpus[c->n_gpus];
         memset(g, 0, sizeof *g);
@@ -232,10 +233,16 @@ static int open_gpu(colo_cluster_t *c)
         g->model = pl->model_idx;
         for (int s = 0; s < COLO_MIG_MAX_SLOTS; s++)
             g->taken[s] = -1;
-        pl->opened++;
+        pl->opened += k;
         return (int)c->n_gpus++;
     }
     return -1;
+}
+
+/* Opens the next GPU of the pool: its index, or -1 when every pool is used up. */
+static int open_gpu(colo_cluster_t *c)
+{
+    return open_gpus(c, 1);
 }
 
 /* Sets the replica's part and demand for g's model. */
@@ -307,23 +314,13 @@ static int place_tp(colo_cluster_t *c, size_t ri, int k)
                               "tenant '%s' spans %d GPUs (llm.tensor_parallel): its ranks take "
                               "whole GPUs, under timeslice or mps",
                               colo_cluster_tenant_name(c, r->tenant), k);
-    for (size_t p = 0; p < c->n_pools; p++) {
-        struct pool *pl = &c->pools[p];
-        if ((pl->count >= 0 && pl->opened + k > pl->count) || c->n_gpus >= MAX_GPUS) continue;
-        colo_cluster_gpu_t *g = &c->gpus[c->n_gpus];
-        memset(g, 0, sizeof *g);
-        g->pool = p;
-        g->model = pl->model_idx;
-        for (int s = 0; s < COLO_MIG_MAX_SLOTS; s++)
-            g->taken[s] = -1;
-        pl->opened += k;
-        size_t gi = c->n_gpus++;
-        int rc = part_for(c, g, r);
-        if (!rc) rc = add_member(c, gi, ri, 0);
-        g->tp_ranks = k - 1;
-        return rc;
-    }
-    return 0; /* unplaced: no pool has k GPUs left */
+    int gi = open_gpus(c, k);
+    if (gi < 0) return 0; /* unplaced: no pool has k GPUs left */
+    colo_cluster_gpu_t *g = &c->gpus[gi];
+    int rc = part_for(c, g, r);
+    if (!rc) rc = add_member(c, (size_t)gi, ri, 0);
+    g->tp_ranks = k - 1;
+    return rc;
 }
 
 int colo_cluster_place(colo_cluster_t *c, size_t ri)
