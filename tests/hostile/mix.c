@@ -184,11 +184,25 @@ static void scenario(struct text *t, const char *src)
             if (chance(20)) put(t, " sms = %d;", 2 * (1 + pick(32)));
         }
         if (strcmp(mode, "green") == 0 && chance(80)) put(t, " sms = %d;", 8 * (1 + pick(4)));
-        if (chance(15)) { /* copies, a routed service (refused for closed loops: a refusal) */
+        if (chance(15)) { /* copies, a routed service (refused for closed loops: a refusal), a
+                             * routing delay, an autoscaler deciding often */
             static const char *const routers[] = {"round_robin", "random", "least_outstanding",
-                                                  "power_of_two"};
-            put(t, " copies = %d;", 1 + pick(4));
-            if (chance(60)) put(t, " router = \"%s\";", routers[pick(4)]);
+                                                  "power_of_two", "session_affinity"};
+            int copies = 1 + pick(4);
+            put(t, " copies = %d;", copies);
+            if (chance(60)) {
+                if (chance(50))
+                    put(t, " router = \"%s\";", routers[pick(5)]);
+                else
+                    put(t, " router = { policy = \"%s\"; delay_ms = %.6g; };", routers[pick(5)],
+                        chance(30) ? 0.0 : log_uniform(1e-3, 5));
+                if (chance(40))
+                    put(t,
+                        " autoscale = { min = 1; max = %d; target = %.6g; interval_s = %.6g; "
+                        "window_s = %.6g; cold_start_s = %.6g; };",
+                        copies, log_uniform(0.2, 8), log_uniform(1e-3, 0.2), uniform(0, 0.3),
+                        uniform(0, 0.1));
+            }
         }
         put(t, " }%s\n", i + 1 < n ? "," : "");
     }
