@@ -13,6 +13,7 @@
 #include "cluster_internal.h"
 #include "alloc.h"
 #include "cfg.h"
+#include "llm_cfg.h"
 #include "results.h"
 #include "router.h"
 #include "scenario.h"
@@ -335,7 +336,26 @@ int colo_cluster_check(const char *path, const char *const *sets, size_t n, FILE
                         m0->tenants[t].name, reps, c.tenants[t].rate);
             else
                 fprintf(describe, "  %-14s replicas %s, closed loop\n", m0->tenants[t].name, reps);
+            const colo_route_cfg_t *rt = &c.tenants[t].route;
+            const colo_llm_cfg_t *llm = m0->tenants[t].llm;
+            if (llm && llm->tensor_parallel > 1)
+                fprintf(describe, "  %-14s each replica over %d GPUs (tensor parallelism)\n", "",
+                        llm->tensor_parallel);
+            char delay[48] = "";
+            if (rt->delay > 0)
+                snprintf(delay, sizeof delay, " after %.6g ms", COLO_TO_MS(rt->delay));
+            if (rt->ops)
+                fprintf(describe, "  %-14s routed by %s%s, one arrival stream\n", "", rt->ops->name,
+                        delay);
+            if (rt->scale.max > 0)
+                fprintf(describe,
+                        "  %-14s autoscaled %d to %d replicas: target %g outstanding each, every "
+                        "%g s, cold start %g s, scale-down window %g s\n",
+                        "", rt->scale.min, rt->scale.max, rt->scale.target,
+                        COLO_TO_S(rt->scale.interval), COLO_TO_S(rt->scale.cold_start),
+                        COLO_TO_S(rt->scale.window));
         }
+        if (c.fit_memory) fprintf(describe, "fit       by memory alone\n");
         fprintf(describe, "nothing placed or simulated yet: `colosim run %s` does both\n", path);
     }
     cluster_free(&c);
