@@ -247,6 +247,23 @@ static json_t *service_latency(colo_tenant_run_t *const *reps, size_t n)
     return o;
 }
 
+/* Service t's replicas' runs, in GPU order, into reps (their number); *leader: the run of its
+ * replica leader_ri. */
+static size_t service_reps(const colo_cluster_t *c, colo_sim_t *const *sims, size_t t,
+                           size_t leader_ri, colo_tenant_run_t **reps, colo_tenant_run_t **leader)
+{
+    size_t k = 0;
+    *leader = NULL;
+    for (size_t gi = 0; gi < c->n_gpus; gi++)
+        for (size_t m = 0; m < c->gpus[gi].n; m++) {
+            size_t ri = c->gpus[gi].members[m];
+            if (c->replicas[ri].tenant != t) continue;
+            reps[k++] = &sims[gi]->t[m];
+            if (ri == leader_ri) *leader = &sims[gi]->t[m];
+        }
+    return k;
+}
+
 static int simulate_fleet(const colo_cluster_t *c, json_t **gpu_res, json_t **svc_lat)
 {
     size_t n = c->n_gpus;
@@ -273,15 +290,8 @@ static int simulate_fleet(const colo_cluster_t *c, json_t **gpu_res, json_t **sv
     }
     for (size_t t = 0; t < c->n_tenants && !rc; t++) {
         if (!c->tenants[t].route.ops || leaders[t] == SIZE_MAX) continue;
-        size_t k = 0;
-        colo_tenant_run_t *leader = NULL;
-        for (size_t gi = 0; gi < n; gi++)
-            for (size_t m = 0; m < c->gpus[gi].n; m++) {
-                size_t ri = c->gpus[gi].members[m];
-                if (c->replicas[ri].tenant != t) continue;
-                reps[k++] = &sims[gi]->t[m];
-                if (ri == leaders[t]) leader = &sims[gi]->t[m];
-            }
+        colo_tenant_run_t *leader;
+        size_t k = service_reps(c, sims, t, leaders[t], reps, &leader);
         rc = colo_router_attach(leader, reps, k, &c->tenants[t].route);
     }
     colo_timeline_t *tls = NULL; /* --timeline: one per GPU */
@@ -313,16 +323,13 @@ static int simulate_fleet(const colo_cluster_t *c, json_t **gpu_res, json_t **sv
     colo_free(tls);
     for (size_t t = 0; t < c->n_tenants && !rc; t++) {
         if (!c->tenants[t].route.ops || leaders[t] == SIZE_MAX) continue;
-        size_t k = 0;
-        for (size_t gi = 0; gi < n; gi++)
-            for (size_t m = 0; m < c->gpus[gi].n; m++)
-                if (c->replicas[c->gpus[gi].members[m]].tenant == t) reps[k++] = &sims[gi]->t[m];
+        colo_tenant_run_t *leader;
+        size_t k = service_reps(c, sims, t, leaders[t], reps, &leader);
         if (!(svc_lat[t] = service_latency(reps, k))) rc = COLO_ENOMEM;
-        for (size_t i = 0; !rc && i < k; i++) /* its autoscaler, at its leader */
-            if (reps[i]->router && reps[i]->router->on &&
-                json_object_set_new(svc_lat[t], "autoscale",
-                                    colo_results_autoscale(reps[i]->sim, reps[i])))
-                rc = COLO_ENOMEM;
+        if (!rc && leader->router->on && /* its autoscaler, at its leader */
+            json_object_set_new(svc_lat[t], "autoscale",
+                                colo_results_autoscale(leader->sim, leader)))
+            rc = COLO_ENOMEM;
     }
     for (size_t gi = 0; gi < n && !rc; gi++)
         if (!(gpu_res[gi] = colo_results_json(sims[gi], c->sets, c->n_sets))) rc = COLO_ENOMEM;

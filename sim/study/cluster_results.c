@@ -12,6 +12,10 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The counts of an LLM replica's prefix cache (results.md), summed over a service's replicas. */
+static const char *const prefix_counts[] = {"requests",      "prompt_blocks", "hit_blocks",
+                                            "prompt_tokens", "hit_tokens",    "evicted_blocks"};
+
 static double num(json_t *o, const char *k)
 {
     return json_number_value(json_object_get(o, k));
@@ -65,11 +69,8 @@ static json_t *service_json(const colo_cluster_t *c, size_t t, json_t *const *gp
             tok_out += num(json_object_get(o, "llm"), "output_tokens_per_s");
             tok_in += num(json_object_get(o, "llm"), "prompt_tokens_per_s");
             if (json_is_object(pc)) { /* an LLM replica's prefix cache: counts summed */
-                static const char *const pk[] = {"requests",   "prompt_blocks",
-                                                 "hit_blocks", "prompt_tokens",
-                                                 "hit_tokens", "evicted_blocks"};
                 for (size_t k = 0; k < 6; k++)
-                    pc_sum[k] += num(pc, pk[k]);
+                    pc_sum[k] += num(pc, prefix_counts[k]);
                 pc_n++;
             }
             mean += num(lat, "mean") * done;
@@ -105,11 +106,9 @@ static json_t *service_json(const colo_cluster_t *c, size_t t, json_t *const *gp
         }
     }
     if (o && pc_n > 0) {
-        static const char *const pk[] = {"requests",      "prompt_blocks", "hit_blocks",
-                                         "prompt_tokens", "hit_tokens",    "evicted_blocks"};
         json_t *pc = json_object();
         for (size_t k = 0; pc && k < 6; k++)
-            json_object_set_new(pc, pk[k], json_integer((json_int_t)pc_sum[k]));
+            json_object_set_new(pc, prefix_counts[k], json_integer((json_int_t)pc_sum[k]));
         json_object_set_new(pc, "hit_rate_blocks",
                             json_real(pc_sum[1] > 0 ? pc_sum[2] / pc_sum[1] : 0));
         json_object_set_new(pc, "hit_rate_tokens",
