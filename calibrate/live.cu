@@ -12,6 +12,7 @@ extern "C" {
 #include "alloc.h"
 #include "gpu.h"
 #include "kernel_model.h"
+#include "layout.h"
 #include "live_run.h"
 #include "serving.h"
 }
@@ -22,6 +23,7 @@ extern "C" {
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <vector>
@@ -319,6 +321,14 @@ static int open_device(const colo_scenario_t *sc, const colo_live_plan_t *plan, 
             want = plan->t[i].sms;
             what = "MIG instance";
         }
+    /* an MPS client under an active-thread percentage sees its cap's SMs, rounded down to whole
+     * TPCs (seen on an H200: 20 % -> 26 SMs, 30 % -> 38, 70 % -> 92 of 132) */
+    const char *pct = getenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE");
+    if (pct && *pct && mps_client && atoi(pct) > 0 && atoi(pct) < 100) {
+        int cap = colo_layout_mps_cap(sc->gpu, want, atoi(pct));
+        if (cap > 0) want = cap;
+        what = "capped MPS client";
+    }
     if (p.multiProcessorCount != want)
         return colo_error_set(err, COLO_EINVAL, sc->path, 0, "gpu",
                               "this %s has %d SMs (%s) and the scenario's %s has %d: give the "
