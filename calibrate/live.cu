@@ -157,7 +157,10 @@ static int build_ops(const colo_scenario_t *sc, const colo_live_plan_t *plan, si
             r.h2d = op->dir == COLO_COPY_H2D;
         } else {
             colo_kernel_work_t w;
-            if ((rc = colo_kernel_work(op, c->trace_gpu, g, c->fp32_math, &w, tr->path, k, err))) return rc;
+            colo_precision_t prec = colo_precision_of(tr, c->precision);
+            if ((rc = colo_kernel_work_at(op, c->trace_gpu, g, c->fp32_math, &prec, &w, tr->path,
+                                          k, err)))
+                return rc;
             r.kernel = true;
             r.grid = dim3(std::max(op->grid[0], 1u), std::max(op->grid[1], 1u),
                           std::max(op->grid[2], 1u));

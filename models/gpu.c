@@ -109,6 +109,11 @@ static const struct field math_fields[] = {
     F("fp8", K_DOUBLE, sm.math_per_clock[COLO_MATH_FP8], COLO_CFG_NONNEG),
     {NULL, K_INT, 0, 0},
 };
+/* The host a GPU of this model is usually served from (optional; docs/model.md, "The host"). */
+static const struct field host_fields[] = {
+    F("cores", K_INT, host.cores, COLO_CFG_NONNEG),
+    {NULL, K_INT, 0, 0},
+};
 static const struct field timeslice_fields[] = {
     F("default_us", K_US_TIME, timeslice.default_ns, POS),
     F("short_us", K_US_TIME, timeslice.short_ns, POS),
@@ -136,11 +141,18 @@ static const struct {
     const struct field *fields;
     int flags; /* REQ: the group must be there */
 } groups[] = {
-    {"sm", sm_fields, REQ},         {"math", math_fields, 0},         {"sustained", sustained_fields, 0},
+    {"sm", sm_fields, REQ},
+    {"math", math_fields, 0},
+    {"sustained", sustained_fields, 0},
     {"l2", l2_fields, REQ},
-    {"memory", memory_fields, REQ}, {"pcie", pcie_fields, REQ},       {"nvlink", nvlink_fields, 0},
+    {"memory", memory_fields, REQ},
+    {"pcie", pcie_fields, REQ},
+    {"nvlink", nvlink_fields, 0},
     {"launch", launch_fields, REQ},
-    {"timeslice", timeslice_fields, REQ}, {"mps", mps_fields, REQ}, {"green", green_fields, REQ},
+    {"host", host_fields, 0},
+    {"timeslice", timeslice_fields, REQ},
+    {"mps", mps_fields, REQ},
+    {"green", green_fields, REQ},
 };
 
 static int read_group(const colo_cfg_reader_t *r, const config_setting_t *root, const char *name,
@@ -303,10 +315,11 @@ static int read_mig(const colo_cfg_reader_t *r, const config_setting_t *root, co
 static int read_gpu(const colo_cfg_reader_t *r, const char *path, const config_setting_t *root,
                     colo_gpu_t *gpu)
 {
-    static const char *const keys[] = {"name",      "full_name", "arch",   "compute_capability",
-                                       "integrated", "sm",       "math",   "sustained", "l2",
-                                       "memory",    "pcie",      "nvlink", "launch", "timeslice",
-                                       "mps",       "green",     "mig",    NULL};
+    static const char *const keys[] = {"name",       "full_name", "arch", "compute_capability",
+                                       "integrated", "sm",        "math", "sustained",
+                                       "l2",         "memory",    "pcie", "nvlink",
+                                       "launch",     "timeslice", "mps",  "green",
+                                       "mig",        "host",      NULL};
     int rc = colo_cfg_check_keys(r, root, keys);
     if (rc) return rc;
     const char *name, *full, *arch, *cc;

@@ -87,6 +87,10 @@ typedef struct colo_gpu {
                              * that neither more SMs nor more bandwidth shortens */
     } launch;
     struct {
+        int cores; /* CPU cores per GPU of the usual host (a DGX's cores over its GPUs, a Jetson's
+                    * CPU); 0: not known, as many as the tenants need */
+    } host;
+    struct {
         colo_time_t default_ns, short_ns, medium_ns, long_ns, switch_ns;
     } timeslice;
     struct {

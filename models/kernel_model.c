@@ -156,9 +156,54 @@ static void by_roofline(const colo_op_t *k, const colo_gpu_t *src, const colo_gp
     w->mem_cap = w->mem_eff * colo_gpu_dram_rate(dst);
 }
 
+/* Bytes of an element at class m: what a GEMM or convolution of that class reads and writes. */
+static int element_bytes(colo_math_t m)
+{
+    switch (m) {
+    case COLO_MATH_FP16:
+    case COLO_MATH_BF16:
+        return 2;
+    case COLO_MATH_INT8:
+    case COLO_MATH_FP8:
+        return 1;
+    case COLO_MATH_FP64:
+        return 8;
+    default:
+        return 4;
+    }
+}
+
+static bool library_math(colo_kernel_class_t c)
+{
+    return (c.kind == COLO_KIND_CUDNN || c.kind == COLO_KIND_CUBLAS) &&
+           c.math != COLO_MATH_MEMORY && c.math != COLO_MATH_FP64 && c.math != COLO_MATH_AUTO;
+}
+
+colo_precision_t colo_precision_of(const colo_trace_t *t, colo_math_t math)
+{
+    colo_precision_t p = {math, 4};
+    for (size_t i = 0; i < t->n_ops && math != COLO_MATH_AUTO; i++) {
+        const colo_op_t *k = &t->ops[i];
+        if (k->type != COLO_OP_KERNEL) continue;
+        colo_kernel_class_t c = k->cls.rule ? k->cls : colo_kernel_classify(k->name, k->math);
+        if (library_math(c) && element_bytes(c.math) < 4) {
+            p.act_bytes = 2;
+            break;
+        }
+    }
+    return p;
+}
+
 int colo_kernel_work(const colo_op_t *k, const colo_gpu_t *src, const colo_gpu_t *dst,
                      colo_fp32_math_t fp32_math, colo_kernel_work_t *w, const char *trace_path,
                      size_t i, colo_error_t *err)
+{
+    return colo_kernel_work_at(k, src, dst, fp32_math, NULL, w, trace_path, i, err);
+}
+
+int colo_kernel_work_at(const colo_op_t *k, const colo_gpu_t *src, const colo_gpu_t *dst,
+                        colo_fp32_math_t fp32_math, const colo_precision_t *prec,
+                        colo_kernel_work_t *w, const char *trace_path, size_t i, colo_error_t *err)
 {
     colo_occupancy_t occ_src;
     colo_kernel_class_t cls = k->cls.rule ? k->cls : colo_kernel_classify(k->name, k->math);
@@ -168,6 +213,17 @@ int colo_kernel_work(const colo_op_t *k, const colo_gpu_t *src, const colo_gpu_t
     if (rc) return rc;
     w->math_src = colo_gpu_math_runs_as(src, cls.math);
     w->math = math_on(cls, src, dst, fp32_math);
+    /* a deployment's precision: its GEMMs and convolutions at that class and element size, the
+     * rest on FP16 activations (docs/model.md, "Precision") */
+    double bytes_scale = 1.0;
+    if (prec && prec->math != COLO_MATH_AUTO) {
+        if (library_math(cls)) {
+            w->math = colo_gpu_math_runs_as(dst, prec->math);
+            bytes_scale = (double)element_bytes(prec->math) / element_bytes(cls.math);
+        } else {
+            bytes_scale = 2.0 / prec->act_bytes;
+        }
+    }
     w->blocks = (unsigned long long)k->grid[0] * k->grid[1] * k->grid[2];
     w->per_sm_rate = colo_gpu_per_sm_rate(dst);
     w->weight_bound = cls.kind == COLO_KIND_CUBLAS && k->kclass == COLO_KCLASS_MEMORY;
@@ -215,5 +271,10 @@ int colo_kernel_work(const colo_op_t *k, const colo_gpu_t *src, const colo_gpu_t
     w->working_set = k->kclass == COLO_KCLASS_MEMORY ? 0 : D;
     if (k->dram_bytes > 0 && Tw > 0 && (k->flops > 0 || k->kclass == COLO_KCLASS_MEMORY))
         by_roofline(k, src, dst, mem_rate_src, Tw, D, w);
+    if (bytes_scale != 1.0) {
+        w->dram_bytes *= bytes_scale;
+        w->l2_bytes *= bytes_scale;
+        w->working_set *= bytes_scale;
+    }
     return 0;
 }

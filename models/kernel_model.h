@@ -49,6 +49,25 @@ int colo_kernel_work(const colo_op_t *kernel, const colo_gpu_t *src, const colo_
                      colo_fp32_math_t fp32_math, colo_kernel_work_t *out, const char *trace_path,
                      size_t op_index, colo_error_t *err);
 
+/* The precision a deployment runs a trace at (docs/model.md, "Precision"): its GEMMs and
+ * convolutions (cuDNN and cuBLAS kernels) at class math, their bytes at its element size; every
+ * other kernel keeps its class, its bytes those of FP16 activations. math COLO_MATH_AUTO: the
+ * trace's own. act_bytes: the bytes of an activation in the trace (4, or 2 in a trace whose
+ * GEMMs ran in half precision or less: colo_precision_of). */
+typedef struct colo_precision {
+    colo_math_t math;
+    int act_bytes;
+} colo_precision_t;
+
+/* The precision math for trace t: its act_bytes from its kernels' classes. */
+colo_precision_t colo_precision_of(const colo_trace_t *t, colo_math_t math);
+
+/* colo_kernel_work at precision prec (NULL: the trace's own). */
+int colo_kernel_work_at(const colo_op_t *kernel, const colo_gpu_t *src, const colo_gpu_t *dst,
+                        colo_fp32_math_t fp32_math, const colo_precision_t *prec,
+                        colo_kernel_work_t *out, const char *trace_path, size_t op_index,
+                        colo_error_t *err);
+
 /* The same kernel at f times its traced batch (f > 0), from its work w at the traced batch: its
  * grid (rounded up) and its DRAM and L2 bytes grow by f, each block does the same work, the fixed
  * part stays; a weight-bound kernel stays as it is (docs/model.md, "Batch size"). out may be w

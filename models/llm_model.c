@@ -63,6 +63,7 @@ void colo_llm_model_init(colo_llm_model_t *m, const colo_llm_profile_t *p, const
     m->mlp_hidden = (double)p->mlp_hidden / m->tp;
     m->vocab = (double)p->vocab / m->tp;
     m->tensor_rate = profile_tensor_rate(m);
+    m->precision = COLO_MATH_AUTO;
 }
 
 size_t colo_llm_model_max_kernels(const colo_llm_model_t *m)
@@ -133,8 +134,9 @@ static int add(struct build *b, const char *name, double ns, double blocks, int 
     if (b->profiled) b->profiled[i] = profiled;
     if (!b->w) return 0;
     colo_kernel_work_t one;
-    int rc = colo_kernel_work(&k, m->src, m->dst, COLO_FP32_PYTORCH, &one, m->prof->path, i,
-                              b->err);
+    colo_precision_t prec = {m->precision, m->prof->dtype_bytes};
+    int rc = colo_kernel_work_at(&k, m->src, m->dst, COLO_FP32_PYTORCH, &prec, &one, m->prof->path,
+                                 i, b->err);
     if (!rc) colo_kernel_repeat(&one, layers, &b->w[i]);
     return rc;
 }

@@ -56,6 +56,9 @@ typedef struct colo_llm_model {
     int tp;             /* ranks: the profile's tensor_parallel */
     int q_heads, kv_heads; /* one rank's heads */
     double mlp_hidden, vocab; /* one rank's MLP width and vocabulary (1/tp of the model's) */
+    colo_math_t precision;    /* its matmuls and attention at this class and element size
+                               * (FP8: weights and KV cache); COLO_MATH_AUTO (init): the
+                               * profile's */
 } colo_llm_model_t;
 
 /* Sets m up. groups from 1 to the profile's layers. */

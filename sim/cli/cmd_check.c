@@ -21,6 +21,27 @@ static const char usage_check[] =
     "simulated). Prints FILE:LINE: KEY: PROBLEM and exits 2 when something is wrong.\n";
 
 /* The sharing set-up in words, for check. */
+/* The host's cores when they may be too few, or when a tenant's framework costs host time
+ * (docs/model.md, "The host"). */
+static void print_host(const colo_scenario_t *sc)
+{
+    int streams = 0;
+    bool framework = false;
+    for (size_t i = 0; i < sc->n_tenants; i++) {
+        const colo_tenant_cfg_t *t = &sc->tenants[i];
+        streams += t->llm ? 0 : t->instances;
+        framework |= t->host_launch > 0;
+    }
+    bool few = sc->host.cores > 0 && streams > sc->host.cores;
+    if (!few && !framework && sc->host.speed == 1.0) return;
+    if (sc->host.cores > 0)
+        printf("host      %d cores for %d dispatching streams%s, speed x%g\n", sc->host.cores,
+               streams, few ? ": host time stretches when more dispatch at once" : "",
+               sc->host.speed);
+    else
+        printf("host      cores not limited, speed x%g\n", sc->host.speed);
+}
+
 static void print_sharing(const colo_scenario_t *sc)
 {
     const char *mode = colo_share_mode_name(sc->sharing.mode);
@@ -39,6 +60,7 @@ static void print_sharing(const colo_scenario_t *sc)
         printf("colours   DRAM channels in %d colours of %d\n", sc->sharing.colours,
                sc->gpu->memory.channels / sc->sharing.colours);
     if (sc->pcie_fair) printf("pcie      fair: tenants share each direction by pcie_weight\n");
+    print_host(sc);
     switch (sc->sharing.mode) {
     case COLO_SHARE_TIMESLICE:
         printf("sharing   timeslice: %s time slice %.0f us, context switch %.0f us\n",
@@ -263,11 +285,22 @@ static int cmd_check(int argc, char **argv)
             printf("  %-14s   its memory on %d of %d DRAM channels (%d-%d%s)\n", "", t->n_channels,
                    sc->gpu->memory.channels, t->channels[0], t->channels[t->n_channels - 1],
                    t->colour >= 0 ? ", its colour" : "");
-        if (!t->llm)
-        printf("  %-14s   %d instance%s (requests in flight at once), %s, fp32_math %s\n", "",
-               t->instances, t->instances == 1 ? "" : "s",
-               t->cuda_graphs ? "each request one CUDA graph" : "kernels launched one by one",
-               colo_fp32_math_name(t->fp32_math));
+        if (!t->llm) {
+            char how[160];
+            if (t->cuda_graphs)
+                snprintf(how, sizeof how, "each request one CUDA graph");
+            else if (t->host_launch > 0)
+                snprintf(how, sizeof how,
+                         "kernels launched one by one by %s (%.1f us of host each)",
+                         colo_framework_name(t->framework), COLO_TO_MS(t->host_launch) * 1e3);
+            else
+                snprintf(how, sizeof how, "kernels launched one by one");
+            printf("  %-14s   %d instance%s (requests in flight at once), %s, fp32_math %s%s%s\n",
+                   "", t->instances, t->instances == 1 ? "" : "s", how,
+                   colo_fp32_math_name(t->fp32_math),
+                   t->precision != COLO_MATH_AUTO ? ", precision " : "",
+                   t->precision != COLO_MATH_AUTO ? colo_math_name(t->precision) : "");
+        }
         if (t->llm)
             printf("  %-14s   alone there: %.3f ms for a typical request, arrival to last token\n",
                    "", COLO_TO_MS(alone));

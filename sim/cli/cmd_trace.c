@@ -19,7 +19,8 @@
 
 static const char usage_trace[] =
     "usage: colosim trace FILE [--classes] [--on GPU[,GPU...] [--partitions] [--batch N]\n"
-    "                          [--fp32-math pytorch|fp32|tf32] [--cuda-graphs]]\n"
+    "                          [--fp32-math pytorch|fp32|tf32] [--cuda-graphs]\n"
+    "                          [--framework F] [--precision fp16|bf16|int8|fp8]]\n"
     "                          [--against REAL.json [--fp32-math P] [--kernels[=csv]]]\n"
     "\n"
     "Validates a kernel trace (docs/traces.md) and prints what it holds: model, batch, the GPU\n"
@@ -33,7 +34,11 @@ static const char usage_trace[] =
     "                 active-thread percentages 10 to 100, with throughput at saturation\n"
     "  --batch N      run it at batch N (the kernel model scales each kernel: docs/model.md)\n"
     "  --fp32-math P  how FP32 convolutions and matmuls run on TF32 GPUs (default pytorch)\n"
-    "  --cuda-graphs  a request is one CUDA graph launch\n"
+    "  --cuda-graphs  a request is one CUDA graph launch (--framework cuda_graphs)\n"
+    "  --framework F  what issues the kernels: trace (its own host gaps, the default),\n"
+    "                 pytorch_eager, cuda_graphs or tensorrt (docs/model.md, \"The host\")\n"
+    "  --precision P  its GEMMs and convolutions at fp16, bf16, int8 or fp8 (docs/model.md,\n"
+    "                 \"Precision\"); refused on a GPU without that unit\n"
     "  --against REAL a trace of the same model measured elsewhere (another GPU, another batch):\n"
     "                 predicts it from FILE and prints predicted against measured kernel time,\n"
     "                 by math class, with the error\n"
@@ -106,18 +111,27 @@ static int print_place(const colo_tenant_cfg_t *c, const colo_gpu_t *g, const ch
 
 /* The trace on gpu_name: whole GPU, and with partitions each MIG profile and MPS percentage. */
 static int trace_on(colo_trace_t *t, const char *gpu_name, bool partitions, int batch,
-                    colo_fp32_math_t fp32, bool graphs, colo_error_t *err)
+                    colo_fp32_math_t fp32, colo_framework_t fw, colo_math_t prec, colo_error_t *err)
 {
     colo_gpu_t *src = NULL, *g = NULL;
     int rc = colo_gpu_open(t->gpu, NULL, NULL, &src, t->path, t->gpu_line, "gpu", err);
     if (!rc) rc = colo_gpu_open(gpu_name, NULL, NULL, &g, "--on", 0, NULL, err);
+    if (!rc && prec != COLO_MATH_AUTO && g->sm.math_per_clock[prec] <= 0)
+        rc = colo_error_set(err, COLO_EINVAL, "--precision", 0, NULL, "%s (%s) has no %s unit",
+                            g->name, g->arch, colo_math_name(prec));
     colo_variant_t v;
     colo_tenant_cfg_t c;
-    colo_tenant_cfg_of_trace(&c, &v, t, src, batch, fp32, graphs);
+    bool graphs = fw == COLO_FW_CUDA_GRAPHS;
+    colo_tenant_cfg_of_trace_as(&c, &v, t, src, batch, fp32, fw, prec, rc ? NULL : g);
     int b = batch ? batch : t->batch;
     if (!rc) {
-        printf("  on %s (%s%s), batch %d, one request alone:\n", g->name, colo_fp32_math_name(fp32),
-               graphs ? ", CUDA graphs" : "", b);
+        printf("  on %s (%s%s%s%s%s), batch %d, one request alone:\n", g->name,
+               prec != COLO_MATH_AUTO ? colo_math_name(prec) : colo_fp32_math_name(fp32),
+               fw != COLO_FW_TRACE ? ", " : "",
+               graphs                ? "CUDA graphs"
+               : fw != COLO_FW_TRACE ? colo_framework_name(fw)
+                                     : "",
+               c.host_launch ? " host" : "", "", b);
         printf("    %-16s %4s %11s %11s %13s %9s\n", "place", "SMs", "kernels ms", "request ms",
                "samples/s", "x whole");
         colo_place_rates_t whole = colo_place_rates_of(g, NULL, 0);
@@ -223,6 +237,8 @@ static int cmd_trace(int argc, char **argv)
         {"batch", required_argument, NULL, 'b'},
         {"fp32-math", required_argument, NULL, 'f'},
         {"cuda-graphs", no_argument, NULL, 'G'},
+        {"framework", required_argument, NULL, 'F'},
+        {"precision", required_argument, NULL, 'P'},
         {"against", required_argument, NULL, 'a'},
         {"kernels", optional_argument, NULL, 'k'},
         {"help", no_argument, NULL, 'h'},
@@ -233,6 +249,8 @@ static int cmd_trace(int argc, char **argv)
     const char *on = NULL;
     long batch = 0;
     colo_fp32_math_t fp32 = COLO_FP32_PYTORCH;
+    colo_framework_t fw = COLO_FW_TRACE;
+    colo_math_t prec = COLO_MATH_AUTO;
     int ch;
     optind = 1;
     opterr = 0;
@@ -250,6 +268,20 @@ static int cmd_trace(int argc, char **argv)
             break;
         case 'G':
             graphs = true;
+            break;
+        case 'F':
+            if ((fw = colo_framework_parse(optarg)) == COLO_FRAMEWORKS)
+                return colo_cli_usage_error(usage_trace,
+                                            "--framework is trace, pytorch_eager, cuda_graphs or "
+                                            "tensorrt, not '%s'",
+                                            optarg);
+            break;
+        case 'P':
+            prec = colo_math_parse(optarg);
+            if (prec != COLO_MATH_FP16 && prec != COLO_MATH_BF16 && prec != COLO_MATH_INT8 &&
+                prec != COLO_MATH_FP8)
+                return colo_cli_usage_error(
+                    usage_trace, "--precision is fp16, bf16, int8 or fp8, not '%s'", optarg);
             break;
         case 'a':
             against = optarg;
@@ -286,12 +318,18 @@ static int cmd_trace(int argc, char **argv)
                                     "--kernels=csv takes its '=': 'csv' alone reads as a FILE");
     if (argc - optind != 1)
         return colo_cli_usage_error(usage_trace, "%s", "exactly one trace FILE, please");
-    if (!on && (partitions || batch || graphs))
+    if (graphs && fw != COLO_FW_TRACE && fw != COLO_FW_CUDA_GRAPHS)
+        return colo_cli_usage_error(usage_trace, "--cuda-graphs with --framework %s: one of them",
+                                    colo_framework_name(fw));
+    if (graphs) fw = COLO_FW_CUDA_GRAPHS;
+    if (!on && (partitions || batch || graphs || fw != COLO_FW_TRACE || prec != COLO_MATH_AUTO))
         return colo_cli_usage_error(usage_trace,
                                     "%s goes with --on (--against predicts REAL at its own batch)",
-                                    partitions ? "--partitions"
-                                    : batch    ? "--batch"
-                                               : "--cuda-graphs");
+                                    partitions            ? "--partitions"
+                                    : batch               ? "--batch"
+                                    : graphs              ? "--cuda-graphs"
+                                    : fw != COLO_FW_TRACE ? "--framework"
+                                                          : "--precision");
     if (!on && !against && fp32 != COLO_FP32_PYTORCH)
         return colo_cli_usage_error(usage_trace, "%s", "--fp32-math goes with --on or --against");
     if (kernels && !against)
@@ -363,7 +401,7 @@ static int cmd_trace(int argc, char **argv)
     if (classes) print_classes(t);
     char *save = NULL;
     for (char *g = strtok_r(list, ",", &save); g && !rc; g = strtok_r(NULL, ",", &save))
-        rc = trace_on(t, g, partitions, (int)batch, fp32, graphs, &err);
+        rc = trace_on(t, g, partitions, (int)batch, fp32, fw, prec, &err);
     if (!rc && against)
         rc = trace_against(t, real, against, fp32, kernels ? &pairing : NULL, false, &err);
 out:

@@ -58,6 +58,8 @@ void colo_accuracy_add(colo_accuracy_facts_t *f, const colo_scenario_t *sc)
             continue;
         }
         f->batch_scaled |= scales_batch(c);
+        f->host |= c->framework != COLO_FW_TRACE;
+        f->precision |= c->precision != COLO_MATH_AUTO;
         for (size_t v = 0; v < c->n_variants; v++)
             add_moved(f, c->variants[v].gpu->name, sc->gpu->name);
     }
@@ -216,6 +218,12 @@ json_t *colo_accuracy_json(const colo_accuracy_facts_t *f, const char *path, col
     if (f->batch_scaled && !bad)
         bad |= add(cases, applies, uncovered, "a batch size scaled from a trace's", by_category,
                    "batch");
+    if (f->host && !bad)
+        bad |= add(cases, applies, uncovered, "a framework's host time (eager, graphs)",
+                   by_category, "host");
+    if (f->precision && !bad)
+        bad |=
+            add(cases, applies, uncovered, "a model at two precisions", by_category, "precision");
     for (size_t g = 0; g < f->n_gpus && !bad; g++) {
         snprintf(what, sizeof what, "on %s (%s)", f->gpu[g],
                  f->calibrated[g] ? "calibrated" : "datasheet values");

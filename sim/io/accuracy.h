@@ -19,6 +19,8 @@ typedef struct colo_accuracy_facts {
     bool colocated;       /* two tenants or more on one GPU */
     bool batch_scaled;    /* a tenant runs batches at a size none of its traces has */
     bool llm;             /* an LLM tenant */
+    bool host;            /* a tenant with a framework's host time (docs/model.md, "The host") */
+    bool precision;       /* a tenant at a precision of its own ("Precision") */
     char moved[4][2][64]; /* traces moved between GPUs: from, to (the first 4 pairs) */
     size_t n_moved;
     char gpu[4][64]; /* the GPUs run on (the first 4) */

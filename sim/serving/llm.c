@@ -618,6 +618,7 @@ int colo_serving_llm_new(colo_tenant_run_t *t)
     t->llm = L;
     L->cfg = c;
     colo_llm_model_init(&L->model, c->profile, c->profile_gpu, t->sim->sc->gpu, c->layer_groups);
+    L->model.precision = c->precision;
     L->max_kernels = colo_llm_model_max_kernels(&L->model);
     L->iter.model = c->profile->model;
     L->iter.batch = 1;

@@ -355,7 +355,9 @@ int colo_llm_cfg_resolve(const colo_cfg_reader_t *r, const config_setting_t *t, 
 {
     const colo_llm_profile_t *p = c->profile;
     const config_setting_t *g = config_setting_get_member(t, "llm");
-    c->weights_gib = colo_llm_weight_bytes(p) / GIB;
+    /* FP8 halves the FP16 profile's weights and each token's keys and values */
+    double elem = c->precision == COLO_MATH_FP8 ? 0.5 : 1.0;
+    c->weights_gib = colo_llm_weight_bytes(p) * elem / GIB;
     /* activations of the largest iteration: its tokens through the widest layers (QKV and the
      * gated MLP; a rank's shard of them), and FP32 logits of every sequence (gathered on rank
      * 0, as vLLM's logits processor does) */
@@ -386,7 +388,7 @@ int colo_llm_cfg_resolve(const colo_cfg_reader_t *r, const config_setting_t *t, 
                                   p->model, c->weights_gib, c->activations_gib,
                                   c->gpu_memory_utilization * 100, memory_gib, from);
     }
-    double block_bytes = colo_llm_kv_bytes_per_token(p) * c->block_tokens;
+    double block_bytes = colo_llm_kv_bytes_per_token(p) * elem * c->block_tokens;
     c->kv_blocks = (long long)floor(c->kv_cache_gib * GIB / block_bytes);
     /* what one request may hold: every block but the watermark kept free on admission */
     long long cap =

@@ -49,6 +49,9 @@ typedef struct colo_llm_cfg {
     double gpu_memory_utilization;
     double watermark; /* share of blocks kept free when admitting */
     bool prefix_caching; /* automatic prefix caching (prefix_cache.h); default false */
+    colo_math_t precision; /* the tenant's precision (COLO_MATH_AUTO: the profile's FP16); FP8:
+                            * weights and KV cache of one byte an element, as vLLM's
+                            * quantization = "fp8" with kv_cache_dtype = "fp8" */
     /* the KV cache (colo_llm_cfg_resolve) */
     double kv_cache_gib_given; /* 0: from the tenant's memory */
     double memory_gib;         /* the memory it was sized from */

@@ -45,17 +45,22 @@ colo_place_rates_t colo_tenant_place_rates(const colo_scenario_t *sc, size_t i)
 }
 
 colo_time_t colo_request_schedule(const colo_trace_t *tr, const colo_time_t *op_time,
-                                  const colo_gpu_t *gpu, bool graphs)
+                                  const colo_gpu_t *gpu, const colo_tenant_cfg_t *c)
 {
+    bool graphs = c->cuda_graphs;
     double host_us = graphs ? gpu->launch.graph_us : gpu->launch.host_us;
     colo_time_t spacing = colo_time_from_ns(host_us * 1e3);
+    bool gaps = !c->host_launch; /* a framework's launches replace the trace's gaps */
+    if (!gaps) spacing = c->host_launch;
     double lead = gpu->launch.start_us - gpu->launch.dispatch_us; /* its time has the dispatch */
     colo_time_t start = colo_time_from_ns(lead > 0 ? lead * 1e3 : 0);
     colo_time_t host = 0, end = 0;
     bool after_sync = false;
     for (size_t i = 0; i < tr->n_ops; i++) {
         const colo_op_t *op = &tr->ops[i];
-        if (i == 0)
+        if (!gaps)
+            host += spacing;
+        else if (i == 0)
             host = op->gap;
         else if (graphs)
             host += spacing;
@@ -83,11 +88,13 @@ int colo_request_variant_ops(const colo_tenant_cfg_t *c, size_t k, const colo_gp
 {
     const colo_variant_t *v = &c->variants[k];
     const colo_trace_t *tr = v->trace;
+    colo_precision_t prec = colo_precision_of(tr, c->precision);
     for (size_t i = 0; i < tr->n_ops; i++) {
         const colo_op_t *op = &tr->ops[i];
         if (op->type == COLO_OP_KERNEL) {
             colo_kernel_work_t w;
-            int rc = colo_kernel_work(op, v->gpu, gpu, c->fp32_math, &w, tr->path, i, err);
+            int rc =
+                colo_kernel_work_at(op, v->gpu, gpu, c->fp32_math, &prec, &w, tr->path, i, err);
             if (rc) return rc;
             op_time[i] = colo_request_alone_at(&w, pr);
             if (work) work[i] = w;
@@ -106,7 +113,7 @@ int colo_variant_times(const colo_tenant_cfg_t *c, size_t k, const colo_gpu_t *g
     colo_time_t *t = op_time ? op_time : colo_malloc(tr->n_ops * sizeof *t);
     if (!t) return colo_error_set(err, COLO_ENOMEM, tr->path, 0, NULL, "out of memory");
     int rc = colo_request_variant_ops(c, k, gpu, rates, t, NULL, err);
-    if (!rc) *total = colo_request_schedule(tr, t, gpu, c->cuda_graphs);
+    if (!rc) *total = colo_request_schedule(tr, t, gpu, c);
     if (!op_time) colo_free(t);
     return rc;
 }
@@ -174,9 +181,7 @@ int colo_request_time(const colo_tenant_cfg_t *c, const colo_gpu_t *gpu, colo_pl
         var[k].work = colo_malloc(n * sizeof *var[k].work);
         if (!var[k].op_time || !var[k].work) rc = COLO_ENOMEM;
         if (!rc) rc = colo_request_variant_ops(c, k, gpu, pr, var[k].op_time, var[k].work, err);
-        if (!rc)
-            totals[k] =
-                colo_request_schedule(c->variants[k].trace, var[k].op_time, gpu, c->cuda_graphs);
+        if (!rc) totals[k] = colo_request_schedule(c->variants[k].trace, var[k].op_time, gpu, c);
     }
     if (!rc) {
         colo_batch_plan_t p;
@@ -192,7 +197,7 @@ int colo_request_time(const colo_tenant_cfg_t *c, const colo_gpu_t *gpu, colo_pl
             times[k] = colo_request_alone_at(&w, pr);
             sum += (double)times[k] - w.dispatch_ns;
         }
-        if (!rc && request) *request = colo_request_schedule(tr, times, gpu, c->cuda_graphs);
+        if (!rc && request) *request = colo_request_schedule(tr, times, gpu, c);
         if (!rc && kernels) *kernels = colo_time_from_ns(sum);
     }
     for (size_t k = 0; var && k < nv; k++) {
@@ -210,6 +215,14 @@ int colo_request_time(const colo_tenant_cfg_t *c, const colo_gpu_t *gpu, colo_pl
 void colo_tenant_cfg_of_trace(colo_tenant_cfg_t *c, colo_variant_t *v, const colo_trace_t *t,
                               const colo_gpu_t *src, int batch, colo_fp32_math_t fp32, bool graphs)
 {
+    colo_tenant_cfg_of_trace_as(c, v, t, src, batch, fp32,
+                                graphs ? COLO_FW_CUDA_GRAPHS : COLO_FW_TRACE, COLO_MATH_AUTO, NULL);
+}
+
+void colo_tenant_cfg_of_trace_as(colo_tenant_cfg_t *c, colo_variant_t *v, const colo_trace_t *t,
+                                 const colo_gpu_t *src, int batch, colo_fp32_math_t fp32,
+                                 colo_framework_t fw, colo_math_t precision, const colo_gpu_t *gpu)
+{
     memset(c, 0, sizeof *c);
     *v = (colo_variant_t){t, src, t->path, false};
     c->trace = t;
@@ -218,7 +231,10 @@ void colo_tenant_cfg_of_trace(colo_tenant_cfg_t *c, colo_variant_t *v, const col
     c->n_variants = 1;
     c->variants = v;
     c->instances = 1;
-    c->cuda_graphs = graphs;
+    c->framework = fw;
+    c->cuda_graphs = fw == COLO_FW_CUDA_GRAPHS;
+    c->host_launch = gpu ? colo_framework_launch(fw, gpu, 1.0) : 0;
+    c->precision = precision;
     c->fp32_math = fp32;
     c->max_batch = batch; /* batches of that many samples */
 }
@@ -251,6 +267,7 @@ int colo_serving_llm_alone(const colo_tenant_cfg_t *tc, const colo_gpu_t *gpu,
     const colo_llm_profile_t *p = c->profile;
     colo_llm_model_t m;
     colo_llm_model_init(&m, p, c->profile_gpu, gpu, c->layer_groups);
+    m.precision = tc->precision;
     size_t cap = colo_llm_model_max_kernels(&m), n;
     colo_kernel_work_t *w = colo_malloc(cap * sizeof *w);
     if (!w) return COLO_ENOMEM;

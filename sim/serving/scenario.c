@@ -415,6 +415,31 @@ static int read_pcie(const colo_cfg_reader_t *r, const config_setting_t *root, c
     return 0;
 }
 
+/* host = { cores = N; speed = x; } */
+static int read_host(const colo_cfg_reader_t *r, const config_setting_t *root, colo_scenario_t *sc)
+{
+    static const char *const keys[] = {"cores", "speed", NULL};
+    sc->host.cores = sc->gpu->host.cores;
+    sc->host.speed = 1.0;
+    const config_setting_t *g;
+    int rc = colo_cfg_aggregate(r, root, "host", 0, CONFIG_TYPE_GROUP, &g);
+    if (rc < 0 || !g) return rc < 0 ? rc : 0;
+    if ((rc = colo_cfg_check_keys(r, g, keys))) return rc;
+    long long cores = sc->host.cores;
+    if ((rc = colo_cfg_int(r, g, "cores", COLO_CFG_NONNEG, &cores)) < 0) return rc;
+    if (cores > 4096)
+        return colo_cfg_error(r, config_setting_get_member(g, "cores"), COLO_ERANGE,
+                              "%lld cores: at most 4096 (0: as many as the tenants need)", cores);
+    sc->host.cores = (int)cores;
+    if ((rc = colo_cfg_double(r, g, "speed", COLO_CFG_POSITIVE, &sc->host.speed)) < 0) return rc;
+    if (sc->host.speed < 0.01 || sc->host.speed > 100)
+        return colo_cfg_error(r, config_setting_get_member(g, "speed"), COLO_ERANGE,
+                              "%g: from 0.01 to 100 times the speed of the hosts the frameworks' "
+                              "launch costs were measured on",
+                              sc->host.speed);
+    return 0;
+}
+
 /* plugins = ["sched.so", ...]: shared objects registering schedulers and arrival processes
  * (plugin.h), loaded before anything names one; paths relative to the scenario's folder. */
 static int read_plugins(const colo_cfg_reader_t *r, const config_setting_t *root,
@@ -445,9 +470,9 @@ static int read_scenario(const colo_cfg_reader_t *r, const config_setting_t *roo
                          colo_scenario_t *sc)
 {
     static const char *const keys[] = {
-        "description", "gpu",     "calibration", "seed",   "duration_s", "warmup_s",
-        "drain_s",     "sharing", "tenants",     "faults", "metrics",    "scheduler",
-        "load_scale",  "cluster", "pcie",        "k8s",    "plugins",    NULL};
+        "description", "gpu",     "calibration", "seed",    "duration_s", "warmup_s",   "drain_s",
+        "sharing",     "tenants", "faults",      "metrics", "scheduler",  "load_scale", "cluster",
+        "pcie",        "k8s",     "plugins",     "host",    NULL};
     int rc = colo_cfg_check_keys(r, root, keys);
     if (rc) return rc;
     if (config_setting_get_member(root, "cluster"))
@@ -495,6 +520,7 @@ static int read_scenario(const colo_cfg_reader_t *r, const config_setting_t *roo
     if ((rc = read_k8s(r, root, sc))) return rc;
     if ((rc = read_sharing(r, root, sc))) return rc;
     if ((rc = read_pcie(r, root, sc))) return rc;
+    if ((rc = read_host(r, root, sc))) return rc;
 
     const config_setting_t *tl;
     if ((rc = colo_cfg_aggregate(r, root, "tenants", REQ, CONFIG_TYPE_LIST, &tl))) return rc;

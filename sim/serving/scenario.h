@@ -6,6 +6,7 @@
 #include "cfg.h"
 #include "errors.h"
 #include "gpu.h"
+#include "host.h"
 #include "router.h"
 #include "scheduler.h"
 #include "simtime.h"
@@ -67,6 +68,10 @@ typedef struct colo_tenant_cfg {
     int instances;                /* requests in flight at once, each on its own stream */
     bool cuda_graphs;             /* a request is one CUDA graph launch */
     colo_fp32_math_t fp32_math;   /* FP32 convolutions and matmuls on TF32 tensor cores */
+    colo_framework_t framework;   /* what issues its kernels (host.h) */
+    colo_time_t host_launch;      /* its host time per launch alone (0: the trace's gaps) */
+    colo_math_t precision;        /* its GEMMs and convolutions run at this class; AUTO: the
+                                   * trace's own (docs/model.md, "Precision") */
     /* dynamic batching: requests are samples, up to max_batch run together (0: off) */
     int max_batch;
     colo_time_t max_delay; /* the oldest waits at most this for a batch to fill */
@@ -132,6 +137,13 @@ typedef struct colo_scenario {
         colo_mig_instance_t *instances;
     } sharing;
     bool pcie_fair; /* pcie.scheduler = "fair": copies share the link by tenant weights */
+    /* host = { cores; speed; } (docs/model.md, "The host"): the CPU cores the tenants' dispatching
+     * threads share (0: as many as they need; default the GPU file's host.cores), and the host's
+     * speed relative to the hosts the frameworks' launch costs were measured on (1) */
+    struct {
+        int cores;
+        double speed;
+    } host;
     /* k8s = { sharing; replicas; }: NVIDIA's device plugin's sharing, expanded (docs/sharing.md) */
     struct {
         bool on;

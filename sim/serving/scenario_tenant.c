@@ -227,9 +227,72 @@ static int read_batching(const colo_cfg_reader_t *r, const config_setting_t *t,
     return 0;
 }
 
+/* precision = "fp16" | "bf16" | "int8" | "fp8": refused where the GPU has no such unit. */
+static int read_precision(const colo_cfg_reader_t *r, const config_setting_t *t,
+                          const colo_scenario_t *sc, colo_tenant_cfg_t *tc)
+{
+    const char *p = NULL;
+    tc->precision = COLO_MATH_AUTO;
+    int rc = colo_cfg_string(r, t, "precision", 0, &p);
+    if (rc < 0 || !p) return rc < 0 ? rc : 0;
+    const config_setting_t *at = config_setting_get_member(t, "precision");
+    colo_math_t m = colo_math_parse(p);
+    if (m != COLO_MATH_FP16 && m != COLO_MATH_BF16 && m != COLO_MATH_INT8 && m != COLO_MATH_FP8)
+        return colo_cfg_error(r, at, COLO_EINVAL,
+                              "'%s': use \"fp16\", \"bf16\", \"int8\" or \"fp8\" (leave it out for "
+                              "the trace's own)",
+                              p);
+    if (sc->gpu->sm.math_per_clock[m] <= 0)
+        return colo_cfg_error(r, at, COLO_EINVAL, "%s (%s) has no %s unit: %s", sc->gpu->name,
+                              sc->gpu->arch, p,
+                              m == COLO_MATH_FP8    ? "FP8 tensor cores came with Hopper and Ada"
+                              : m == COLO_MATH_BF16 ? "BF16 tensor cores came with Ampere"
+                                                    : "its GPU file gives the class no rate");
+    if (tc->llm && m == COLO_MATH_INT8)
+        return colo_cfg_error(r, at, COLO_EINVAL,
+                              "an LLM tenant runs in \"fp16\", \"bf16\" or \"fp8\" (weights and KV "
+                              "cache): INT8 LLM serving is not modelled");
+    tc->precision = m;
+    return 0;
+}
+
+/* framework = "trace" | "pytorch_eager" | "cuda_graphs" | "tensorrt" (cuda_graphs = true is
+ * "cuda_graphs") */
+static int read_framework(const colo_cfg_reader_t *r, const config_setting_t *t,
+                          const colo_scenario_t *sc, colo_tenant_cfg_t *tc)
+{
+    const char *f = NULL;
+    int rc = colo_cfg_string(r, t, "framework", 0, &f);
+    if (rc < 0) return rc;
+    const config_setting_t *at = config_setting_get_member(t, "framework");
+    tc->framework = tc->cuda_graphs ? COLO_FW_CUDA_GRAPHS : COLO_FW_TRACE;
+    if (f) {
+        colo_framework_t fw = colo_framework_parse(f);
+        if (fw == COLO_FRAMEWORKS && strcmp(f, "torch_compile") == 0)
+            return colo_cfg_error(r, at, COLO_EINVAL,
+                                  "'torch_compile' fuses kernels, which changes the trace itself: "
+                                  "capture the compiled model (colosim-capture) and run its trace "
+                                  "with \"trace\" (docs/model.md, \"The host\")");
+        if (fw == COLO_FRAMEWORKS)
+            return colo_cfg_error(r, at, COLO_EINVAL,
+                                  "'%s': use \"trace\" (the trace's own host gaps), "
+                                  "\"pytorch_eager\", \"cuda_graphs\" or \"tensorrt\"",
+                                  f);
+        if (tc->cuda_graphs && fw != COLO_FW_CUDA_GRAPHS)
+            return colo_cfg_error(r, at, COLO_EINVAL,
+                                  "'%s' with cuda_graphs = true: a request is one CUDA graph "
+                                  "(framework = \"cuda_graphs\"); leave one of them out",
+                                  f);
+        tc->framework = fw;
+        tc->cuda_graphs = fw == COLO_FW_CUDA_GRAPHS;
+    }
+    tc->host_launch = colo_framework_launch(tc->framework, sc->gpu, sc->host.speed);
+    return 0;
+}
+
 /* instances = N; cuda_graphs = true; fp32_math = "pytorch" | "fp32" | "tf32" */
 static int read_execution(const colo_cfg_reader_t *r, const config_setting_t *t,
-                          colo_tenant_cfg_t *tc)
+                          const colo_scenario_t *sc, colo_tenant_cfg_t *tc)
 {
     long long v = 1;
     int rc = colo_cfg_int(r, t, "instances", COLO_CFG_POSITIVE, &v);
@@ -247,7 +310,8 @@ static int read_execution(const colo_cfg_reader_t *r, const config_setting_t *t,
                               "'%s': use \"pytorch\" (PyTorch's defaults: convolutions on TF32, "
                               "matmuls in FP32), \"fp32\" or \"tf32\"",
                               m);
-    return 0;
+    if ((rc = read_framework(r, t, sc, tc))) return rc;
+    return read_precision(r, t, sc, tc);
 }
 
 /* channels = "0-19,40-59" (DRAM channels its memory is on), or colour = k of sharing.colours;
@@ -383,6 +447,8 @@ int colo_scenario_read_tenant(const colo_cfg_reader_t *r, const config_setting_t
                                        "instances",
                                        "cuda_graphs",
                                        "fp32_math",
+                                       "framework",
+                                       "precision",
                                        "llm",
                                        "tokens",
                                        "slo_ttft_ms",
@@ -414,7 +480,7 @@ int colo_scenario_read_tenant(const colo_cfg_reader_t *r, const config_setting_t
     if (llm) {
         static const char *const not_llm[] = {"trace",       "traces",    "batching",
                                               "deadline_ms", "instances", "cuda_graphs",
-                                              "fp32_math",   NULL};
+                                              "fp32_math",   "framework", NULL};
         for (int k = 0; not_llm[k]; k++)
             if (config_setting_get_member(t, not_llm[k]))
                 return colo_cfg_error(r, config_setting_get_member(t, not_llm[k]), COLO_EINVAL,
@@ -495,7 +561,7 @@ int colo_scenario_read_tenant(const colo_cfg_reader_t *r, const config_setting_t
     if (cmd && !(tc->command = colo_strdup(cmd))) return COLO_ENOMEM;
     if ((rc = read_colour(r, t, sc, tc))) return rc;
     if ((rc = read_router(r, t, tc))) return rc;
-    return read_execution(r, t, tc);
+    return read_execution(r, t, sc, tc);
 }
 
 /* An LLM tenant once its place is known: its KV cache from its memory, and its trace (the
@@ -525,6 +591,7 @@ int colo_scenario_resolve_llm(const colo_cfg_reader_t *r, const config_setting_t
                               "memory_limit_gib, or llm.kv_cache_gib): its engine takes %.0f %% "
                               "of the memory it is given, and %s would leave none to the others",
                               tc->llm->gpu_memory_utilization * 100, from);
+    tc->llm->precision = tc->precision;
     int rc = colo_llm_cfg_resolve(r, t, tc->llm, &tc->arrival, mem, from);
     if (rc) return rc;
     /* the profile's GPU, opened once as a trace's is: the engine and its trace share it */

@@ -88,6 +88,7 @@ static void start_batch(colo_tenant_run_t *t)
     }
     s->busy = true;
     t->busy_streams++;
+    colo_host_busy(&sim->host, t->host_proc, t->host_gil, 1);
     COLO_CHECK(t->busy_streams <= t->n_streams, "tenant %s: %d batches in flight on %d instances",
                c->name, t->busy_streams, t->n_streams);
     if (t->busy_streams > t->peak_busy) t->peak_busy = t->busy_streams;
@@ -146,6 +147,7 @@ static void request_done(colo_stream_run_t *s)
     colo_time_t now = sim->eq.now;
     s->busy = false;
     t->busy_streams--;
+    colo_host_busy(&sim->host, t->host_proc, t->host_gil, -1);
     if (sim->tl) colo_domain_timeline_batch(s); /* and its requests' spans */
     for (int k = 0; k < s->n_batch; k++) {
         struct colo_request q = s->batch[k];
@@ -188,10 +190,11 @@ void colo_serving_op_done(colo_stream_run_t *s)
         request_done(s);
 }
 
-/* The host issues the stream's next op (docs/model.md, "Requests"): a host gap after the one
- * before, no sooner than one launch per launch.host_us (in a CUDA graph, per launch.graph_us, with
- * no host gaps); a kernel is ready launch.start_us after its launch, less the dispatch gap its
- * time includes. */
+/* The host issues the stream's next op (docs/model.md, "Requests" and "The host"): a host gap
+ * after the one before, no sooner than one launch per launch.host_us (in a CUDA graph, per
+ * launch.graph_us, with no host gaps; with a framework, its launch cost instead of the gaps),
+ * host work stretched when the host's cores are too few; a kernel is ready launch.start_us after
+ * its launch, less the dispatch gap its time includes. */
 void colo_serving_issue_op(colo_stream_run_t *s)
 {
     colo_tenant_run_t *t = s->t;
@@ -199,13 +202,22 @@ void colo_serving_issue_op(colo_stream_run_t *s)
     const colo_op_t *op = &colo_serving_stream_trace(s)->ops[s->cur_op];
     colo_time_t now = sim->eq.now;
     bool graphs = t->cfg->cuda_graphs;
-    colo_time_t spacing = graphs ? sim->graph_spacing : sim->host_spacing;
-    if (s->cur_op == 0)
-        s->host_clock += op->gap;
+    colo_time_t launch = t->cfg->host_launch;
+    colo_time_t spacing = graphs ? sim->graph_spacing : launch ? launch : sim->host_spacing;
+    colo_time_t step;
+    if (launch)
+        step = launch;
+    else if (s->cur_op == 0)
+        step = op->gap;
     else if (graphs)
-        s->host_clock += spacing;
+        step = spacing;
     else
-        s->host_clock += s->after_sync || op->gap > spacing ? op->gap : spacing;
+        step = s->after_sync || op->gap > spacing ? op->gap : spacing;
+    if (!graphs && sim->host.busy) {
+        double x = colo_host_stretch(&sim->host, t->host_proc, t->host_gil);
+        if (x > 1.0) step = (colo_time_t)((double)step * x + 0.5);
+    }
+    s->host_clock += step;
     s->after_sync = false;
     colo_time_t ready = s->host_clock;
     if (op->type == COLO_OP_KERNEL) {
@@ -418,6 +430,7 @@ static void crash(colo_tenant_run_t *t)
         }
         s->n_batch = 0;
     }
+    if (!t->llm) colo_host_busy(&sim->host, t->host_proc, t->host_gil, -t->busy_streams);
     t->busy_streams = 0;
     while (t->qlen) {
         struct colo_request q = pop_request(t);
@@ -462,6 +475,10 @@ int colo_sim_new(const colo_scenario_t *sc, colo_sim_t **out, colo_error_t *err)
     sim->graph_spacing = colo_time_from_ns(g->launch.graph_us * 1e3);
     double lead = g->launch.start_us - g->launch.dispatch_us;
     sim->start_lead = colo_time_from_ns(lead > 0 ? lead * 1e3 : 0);
+    sim->host.cores = sc->host.cores;
+    if (sc->host.cores > 0 && (!(sim->host.busy = colo_calloc(sim->n, sizeof(int))) ||
+                               !(sim->host.gil_busy = colo_calloc(sim->n, sizeof(int)))))
+        goto fail;
     if (colo_eq_init(&sim->eq, 64 + 4 * sim->n)) goto fail;
     if (colo_hw_init(&sim->hw, sc->gpu, &sim->eq)) goto fail;
     sim->hw_ready = true;
@@ -472,6 +489,9 @@ int colo_sim_new(const colo_scenario_t *sc, colo_sim_t **out, colo_error_t *err)
         t->idx = i;
         t->arrivals_ended = -1;
         t->cfg = &sc->tenants[i];
+        /* one process per tenant; Green Contexts are made in one process (docs/model.md) */
+        t->host_proc = sc->sharing.mode == COLO_SHARE_GREEN ? 0 : (int)i;
+        t->host_gil = colo_framework_gil(t->cfg->framework);
         t->latency.limit = sc->exact_samples;
         t->qcap = 64;
         t->rng = colo_rng_new(sc->seed, t->cfg->name);
@@ -515,8 +535,7 @@ int colo_sim_new(const colo_scenario_t *sc, colo_sim_t **out, colo_error_t *err)
             rc = colo_request_variant_ops(t->cfg, v, sc->gpu, t->rates, t->var[v].op_time,
                                           t->var[v].work, err);
             if (rc) break;
-            t->totals[v] =
-                colo_request_schedule(tr, t->var[v].op_time, sc->gpu, t->cfg->cuda_graphs);
+            t->totals[v] = colo_request_schedule(tr, t->var[v].op_time, sc->gpu, t->cfg);
             t->var[v].first_kernel = SIZE_MAX;
             for (size_t k = 0; k < tr->n_ops; k++)
                 if (tr->ops[k].type == COLO_OP_KERNEL) {
@@ -676,6 +695,8 @@ void colo_sim_free(colo_sim_t *sim)
 {
     if (!sim) return;
     colo_serving_routers_free(sim);
+    colo_free(sim->host.busy);
+    colo_free(sim->host.gil_busy);
     if (sim->t) {
         for (size_t i = 0; i < sim->n; i++) {
             colo_tenant_run_t *t = &sim->t[i];

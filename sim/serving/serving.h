@@ -173,6 +173,8 @@ typedef struct colo_tenant_run {
     struct colo_router *router; /* a routed service's leader: its router (router.h); else NULL */
     colo_time_t next_arrival; /* open loop: when its next arrival event is (COLO_TIME_MAX: none) */
     colo_loadgen_run_t *lg;   /* MLPerf LoadGen tenants: the test's progress; NULL for others */
+    int host_proc;            /* its process, among the host's (host.h) */
+    bool host_gil;            /* its streams share its process's interpreter */
 } colo_tenant_run_t;
 
 /* Statistics of one PCIe direction: time with at least one copy in progress. */
@@ -201,6 +203,7 @@ typedef struct colo_sim {
     /* the launch of a request's ops (issue_op): spacing of launches, plain and in a CUDA graph,
      * and from launch to the start of a kernel's time (which includes its dispatch gap) */
     colo_time_t host_spacing, graph_spacing, start_lead;
+    colo_host_load_t host; /* the host's cores and the processes' demand for them */
     colo_time_t last_event;
     colo_timeline_t *tl; /* borrowed; NULL: no timeline */
     /* colo_sim_set_progress: told every 4096 events how far the run is (NULL: not) */
@@ -314,11 +317,12 @@ int colo_variant_times(const colo_tenant_cfg_t *c, size_t k, const colo_gpu_t *g
 
 /* When a request's ops end, run alone on one stream from time 0: the host issues op i a host
  * gap after op i-1 (at least launch.host_us between launches, or launch.graph_us between the
- * kernels of a CUDA graph, where the host gaps vanish); a kernel starts launch.start_us after
- * its launch, and not before the op before it ends (its time includes the dispatch gap); the
- * host waits for a copy unless the request is a graph. op_time[i] is op i's time. */
+ * kernels of a CUDA graph, where the host gaps vanish; with a framework's launch cost,
+ * c->host_launch, that cost after each instead of the gaps); a kernel starts launch.start_us
+ * after its launch, and not before the op before it ends (its time includes the dispatch gap);
+ * the host waits for a copy unless the request is a graph. op_time[i] is op i's time. */
 colo_time_t colo_request_schedule(const colo_trace_t *tr, const colo_time_t *op_time,
-                                  const colo_gpu_t *gpu, bool graphs);
+                                  const colo_gpu_t *gpu, const colo_tenant_cfg_t *c);
 
 /* How a batch of b requests runs (docs/arrivals.md, "Batching"): a traced batch of b runs as
  * traced; between two traced batches, each kernel's time is interpolated between its two traces
@@ -346,6 +350,11 @@ int colo_request_time(const colo_tenant_cfg_t *c, const colo_gpu_t *gpu, colo_pl
  * samples (the kernel model scales the trace), 0 at its traced batch. v is its one variant. */
 void colo_tenant_cfg_of_trace(colo_tenant_cfg_t *c, colo_variant_t *v, const colo_trace_t *t,
                               const colo_gpu_t *src, int batch, colo_fp32_math_t fp32, bool graphs);
+/* The same with a framework (its launch cost on gpu's host) and a precision (COLO_MATH_AUTO: the
+ * trace's own); gpu may be NULL for the trace's framework. */
+void colo_tenant_cfg_of_trace_as(colo_tenant_cfg_t *c, colo_variant_t *v, const colo_trace_t *t,
+                                 const colo_gpu_t *src, int batch, colo_fp32_math_t fp32,
+                                 colo_framework_t fw, colo_math_t precision, const colo_gpu_t *gpu);
 
 /* One batch of b requests of tenant i alone on its part of the GPU (rates): start to finish. */
 int colo_tenant_request_time(const colo_scenario_t *sc, size_t i, colo_place_rates_t pr, int b,

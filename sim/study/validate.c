@@ -4,15 +4,16 @@
 #include "alloc.h"
 #include "cfg.h"
 #include "folder.h"
+#include "host.h"
 #include "kernel_class.h"
 
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
-const char *const colo_vcategories[] = {"alone",    "cross_gpu", "batch",      "mig",
-                                        "mps",      "green",     "colocation", "saturation",
-                                        "green_bw", "kernels",   NULL};
+const char *const colo_vcategories[] = {
+    "alone",      "cross_gpu", "batch",   "mig",       "mps",  "green", "colocation",
+    "saturation", "green_bw",  "kernels", "precision", "host", NULL};
 
 /* ---- reading ---------------------------------------------------------------------------- */
 
@@ -22,6 +23,8 @@ static void run_free(colo_vrun_t *r)
     colo_free(r->trace);
     colo_free(r->gpu);
     colo_free(r->fp32_math);
+    colo_free(r->framework);
+    colo_free(r->precision);
     colo_free(r->place);
     for (size_t i = 0; i < r->n_sets; i++)
         colo_free(r->sets[i]);
@@ -101,9 +104,11 @@ static int read_run(const colo_cfg_reader_t *r, const config_setting_t *g, const
                     const colo_vrun_t *base, colo_vrun_t *out)
 {
     const char *scn = NULL, *trace = NULL, *metric = NULL, *gpu = NULL, *fp32 = NULL;
-    const char *place = NULL;
+    const char *place = NULL, *fw = NULL, *prec = NULL;
     int rc;
-    if ((rc = colo_cfg_string(r, g, "place", 0, &place)) < 0 ||
+    if ((rc = colo_cfg_string(r, g, "framework", 0, &fw)) < 0 ||
+        (rc = colo_cfg_string(r, g, "precision", 0, &prec)) < 0 ||
+        (rc = colo_cfg_string(r, g, "place", 0, &place)) < 0 ||
         (rc = colo_cfg_string(r, g, "scenario", 0, &scn)) < 0 ||
         (rc = colo_cfg_string(r, g, "trace", 0, &trace)) < 0 ||
         (rc = colo_cfg_string(r, g, "gpu", 0, &gpu)) < 0 ||
@@ -130,7 +135,8 @@ static int read_run(const colo_cfg_reader_t *r, const config_setting_t *g, const
         static const char *const metrics[] = {"kernels_ms", "request_ms", "samples_per_s", NULL};
         if (set)
             return colo_cfg_error(r, set, COLO_EINVAL,
-                                  "a trace run takes gpu, batch and fp32_math, not set");
+                                  "a trace run takes gpu, batch, fp32_math, framework and "
+                                  "precision, not set");
         if (trace)
             rc = colo_path_join(dir, trace, &out->trace);
         else
@@ -138,7 +144,18 @@ static int read_run(const colo_cfg_reader_t *r, const config_setting_t *g, const
         if (!rc) rc = gpu ? inherit(gpu, &out->gpu) : inherit(base ? base->gpu : NULL, &out->gpu);
         if (!rc) rc = inherit(fp32 ? fp32 : base ? base->fp32_math : NULL, &out->fp32_math);
         if (!rc) rc = inherit(place ? place : base ? base->place : NULL, &out->place);
+        if (!rc) rc = inherit(fw ? fw : base ? base->framework : NULL, &out->framework);
+        if (!rc) rc = inherit(prec ? prec : base ? base->precision : NULL, &out->precision);
         if (rc) return rc;
+        if (out->framework && colo_framework_parse(out->framework) == COLO_FRAMEWORKS)
+            return colo_cfg_error(r, config_setting_get_member(g, "framework"), COLO_EINVAL,
+                                  "'%s': trace, pytorch_eager, cuda_graphs or tensorrt",
+                                  out->framework);
+        colo_math_t pm = out->precision ? colo_math_parse(out->precision) : COLO_MATH_AUTO;
+        if (pm != COLO_MATH_AUTO && pm != COLO_MATH_FP16 && pm != COLO_MATH_BF16 &&
+            pm != COLO_MATH_INT8 && pm != COLO_MATH_FP8)
+            return colo_cfg_error(r, config_setting_get_member(g, "precision"), COLO_EINVAL,
+                                  "'%s': fp16, bf16, int8 or fp8", out->precision);
         if (out->place && strncmp(out->place, "mig:", 4) && strncmp(out->place, "mps:", 4) &&
             strncmp(out->place, "sms:", 4) && strcmp(out->place, "whole"))
             return colo_cfg_error(r, config_setting_get_member(g, "place"), COLO_EINVAL,
@@ -163,15 +180,18 @@ static int read_run(const colo_cfg_reader_t *r, const config_setting_t *g, const
                                   out->metric);
         return 0;
     }
-    if (gpu || fp32 || place || config_setting_get_member(g, "batch"))
+    if (gpu || fp32 || place || fw || prec || config_setting_get_member(g, "batch"))
         return colo_cfg_error(r,
                               config_setting_get_member(g, gpu     ? "gpu"
                                                            : fp32  ? "fp32_math"
                                                            : place ? "place"
+                                                           : fw    ? "framework"
+                                                           : prec  ? "precision"
                                                                    : "batch"),
                               COLO_EINVAL,
-                              "gpu, batch, fp32_math and place are for trace runs: a scenario "
-                              "run sets its own with set = [\"gpu=...\", ...]");
+                              "gpu, batch, fp32_math, framework, precision and place are for "
+                              "trace runs: a scenario run sets its own with set = "
+                              "[\"gpu=...\", ...]");
     if (scn) {
         if ((rc = colo_path_join(dir, scn, &out->scenario))) return rc;
     } else if (!(out->scenario = colo_strdup(base->scenario))) {
@@ -206,12 +226,13 @@ static int read_run(const colo_cfg_reader_t *r, const config_setting_t *g, const
 static int read_case(const colo_cfg_reader_t *r, const config_setting_t *g, const char *dir,
                      colo_vsuite_t *s, size_t source)
 {
-    static const char *const keys[] = {"id",     "category",   "what",  "published", "from",
-                                       "note",   "substitute", "cause", "scenario",  "set",
-                                       "trace",  "gpu",        "batch", "fp32_math", "place",
-                                       "metric", "scale",      "over",  NULL};
-    static const char *const over_keys[] = {"scenario",  "set",   "trace",  "gpu",   "batch",
-                                            "fp32_math", "place", "metric", "scale", NULL};
+    static const char *const keys[] = {
+        "id",    "category", "what",  "published", "from",      "note",      "substitute",
+        "cause", "scenario", "set",   "trace",     "gpu",       "batch",     "fp32_math",
+        "place", "metric",   "scale", "over",      "framework", "precision", NULL};
+    static const char *const over_keys[] = {"scenario", "set",       "trace",     "gpu",
+                                            "batch",    "fp32_math", "place",     "metric",
+                                            "scale",    "framework", "precision", NULL};
     colo_vcase_t *c = &s->cases[s->n_cases];
     memset(c, 0, sizeof *c);
     s->n_cases++; /* freed with the suite whatever happens below */

@@ -23,6 +23,8 @@ typedef struct colo_vrun {
     char *gpu;        /* ... the GPU it runs on, ... */
     int batch;        /* ... at this batch (0: its own) ... */
     char *fp32_math;  /* ... with this fp32_math (NULL: pytorch) ... */
+    char *framework;  /* ... issued by this framework (NULL: the trace's gaps) ... */
+    char *precision;  /* ... at this precision (NULL: the trace's own) ... */
     char *place;      /* ... on this part of it: "mig:PROFILE", "mps:PERCENT", "sms:N" (NULL:
                        * the whole GPU) */
     /* scenario run: a path into the results (tenants.NAME.latency_ms.mean, tenants.*.

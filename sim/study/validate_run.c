@@ -183,7 +183,12 @@ static int trace_value(const colo_vrun_t *r, double *out, colo_error_t *err)
         colo_variant_t v;
         colo_tenant_cfg_t c;
         colo_fp32_math_t fp = r->fp32_math ? colo_fp32_math_parse(r->fp32_math) : COLO_FP32_PYTORCH;
-        colo_tenant_cfg_of_trace(&c, &v, t, src, r->batch, fp, false);
+        colo_framework_t fw = r->framework ? colo_framework_parse(r->framework) : COLO_FW_TRACE;
+        colo_math_t pm = r->precision ? colo_math_parse(r->precision) : COLO_MATH_AUTO;
+        colo_tenant_cfg_of_trace_as(&c, &v, t, src, r->batch, fp, fw, pm, g);
+        if (pm != COLO_MATH_AUTO && g->sm.math_per_clock[pm] <= 0)
+            rc = colo_error_set(err, COLO_EINVAL, "precision", 0, NULL, "%s has no %s unit",
+                                g->name, r->precision);
         int b = r->batch ? r->batch : t->batch;
         colo_time_t req, ker;
         const colo_mig_profile_t *prof = NULL;
