@@ -147,6 +147,7 @@ static int build_ops(const colo_scenario_t *sc, const colo_live_plan_t *plan, si
     colo_time_t total;
     int rc = colo_variant_times(c, 0, g, at, t.data(), &total, err);
     if (rc) return rc;
+    colo_precision_t prec = colo_precision_of(tr, c->precision);
     for (size_t k = 0; k < tr->n_ops; k++) {
         const colo_op_t *op = &tr->ops[k];
         op_run r = {};
@@ -157,7 +158,6 @@ static int build_ops(const colo_scenario_t *sc, const colo_live_plan_t *plan, si
             r.h2d = op->dir == COLO_COPY_H2D;
         } else {
             colo_kernel_work_t w;
-            colo_precision_t prec = colo_precision_of(tr, c->precision);
             if ((rc = colo_kernel_work_at(op, c->trace_gpu, g, c->fp32_math, &prec, &w, tr->path,
                                           k, err)))
                 return rc;

@@ -122,7 +122,9 @@ static void print_llm(const colo_tenant_cfg_t *t)
     const colo_llm_cfg_t *c = t->llm;
     const colo_llm_profile_t *p = c->profile;
     printf("  %-14s llm   %s\n", t->name, c->profile_path);
-    printf("  %-14s   %s, %d layers, measured on %s\n", "", p->model, p->layers, p->gpu);
+    printf("  %-14s   %s, %d layers, measured on %s%s%s\n", "", p->model, p->layers, p->gpu,
+           c->precision != COLO_MATH_AUTO ? "; run at " : "",
+           c->precision != COLO_MATH_AUTO ? colo_math_name(c->precision) : "");
     char how[64];
     if (c->chunk_tokens > 0)
         snprintf(how, sizeof how, "chunked prefill, %d tokens an iteration", c->chunk_tokens);

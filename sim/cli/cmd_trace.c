@@ -125,13 +125,13 @@ static int trace_on(colo_trace_t *t, const char *gpu_name, bool partitions, int 
     colo_tenant_cfg_of_trace_as(&c, &v, t, src, batch, fp32, fw, prec, rc ? NULL : g);
     int b = batch ? batch : t->batch;
     if (!rc) {
-        printf("  on %s (%s%s%s%s%s), batch %d, one request alone:\n", g->name,
+        printf("  on %s (%s%s%s), batch %d, one request alone:\n", g->name,
                prec != COLO_MATH_AUTO ? colo_math_name(prec) : colo_fp32_math_name(fp32),
                fw != COLO_FW_TRACE ? ", " : "",
                graphs                ? "CUDA graphs"
                : fw != COLO_FW_TRACE ? colo_framework_name(fw)
                                      : "",
-               c.host_launch ? " host" : "", "", b);
+               b);
         printf("    %-16s %4s %11s %11s %13s %9s\n", "place", "SMs", "kernels ms", "request ms",
                "samples/s", "x whole");
         colo_place_rates_t whole = colo_place_rates_of(g, NULL, 0);

@@ -147,6 +147,15 @@ int colo_live_plan(const colo_scenario_t *sc, colo_live_plan_t *p, colo_error_t 
                                   "kernel by kernel at its traced batch: instances, cuda_graphs "
                                   "and batching are simulated only");
         }
+        if (tc->framework != COLO_FW_TRACE && !tc->command) {
+            colo_free(instance_daemon);
+            colo_live_plan_free(p);
+            return colo_error_set(err, COLO_EUNSUPPORTED, sc->path, 0, tc->name,
+                                  "framework = \"%s\" is simulated only: a live run replays the "
+                                  "trace's own host gaps (a real program, command = \"...\", "
+                                  "brings its own host)",
+                                  colo_framework_name(tc->framework));
+        }
         if (tc->command && sc->sharing.mode == COLO_SHARE_GREEN) {
             colo_free(instance_daemon);
             colo_live_plan_free(p);

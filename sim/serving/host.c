@@ -43,7 +43,6 @@ colo_time_t colo_framework_launch(colo_framework_t f, const colo_gpu_t *gpu, dou
 
 void colo_host_busy(colo_host_load_t *h, int proc, bool gil, int delta)
 {
-    if (!h->busy) return;
     if (gil) {
         int before = h->gil_busy[proc];
         h->gil_busy[proc] += delta;
@@ -56,7 +55,6 @@ void colo_host_busy(colo_host_load_t *h, int proc, bool gil, int delta)
 
 double colo_host_stretch(const colo_host_load_t *h, int proc, bool gil)
 {
-    if (!h->busy) return 1.0;
     double s = h->cores > 0 && h->demand > h->cores ? (double)h->demand / h->cores : 1.0;
     if (gil && h->gil_busy[proc] > 1) s *= h->gil_busy[proc];
     return s;

@@ -32,7 +32,7 @@ colo_time_t colo_framework_launch(colo_framework_t f, const colo_gpu_t *gpu, dou
 
 /* The host's cores in use (colo_sim_t.host): each process with a request in flight needs one
  * core per dispatching thread, a process whose threads share an interpreter one core for all
- * of them (host.c). cores 0: as many as asked. */
+ * of them (host.c). cores 0: as many as asked (the interpreter is still one). */
 typedef struct colo_host_load {
     int cores;
     int demand;    /* cores asked for now */

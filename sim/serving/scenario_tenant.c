@@ -278,11 +278,14 @@ static int read_framework(const colo_cfg_reader_t *r, const config_setting_t *t,
                                   "'%s': use \"trace\" (the trace's own host gaps), "
                                   "\"pytorch_eager\", \"cuda_graphs\" or \"tensorrt\"",
                                   f);
-        if (tc->cuda_graphs && fw != COLO_FW_CUDA_GRAPHS)
+        const config_setting_t *cg = config_setting_get_member(t, "cuda_graphs");
+        if ((tc->cuda_graphs && fw != COLO_FW_CUDA_GRAPHS) ||
+            (cg && !tc->cuda_graphs && fw == COLO_FW_CUDA_GRAPHS))
             return colo_cfg_error(r, at, COLO_EINVAL,
-                                  "'%s' with cuda_graphs = true: a request is one CUDA graph "
-                                  "(framework = \"cuda_graphs\"); leave one of them out",
-                                  f);
+                                  "'%s' with cuda_graphs = %s: a request is one CUDA graph "
+                                  "exactly when framework = \"cuda_graphs\"; leave one of them "
+                                  "out",
+                                  f, tc->cuda_graphs ? "true" : "false");
         tc->framework = fw;
         tc->cuda_graphs = fw == COLO_FW_CUDA_GRAPHS;
     }

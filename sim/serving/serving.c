@@ -213,7 +213,8 @@ void colo_serving_issue_op(colo_stream_run_t *s)
         step = spacing;
     else
         step = s->after_sync || op->gap > spacing ? op->gap : spacing;
-    if (!graphs && sim->host.busy) {
+    if (!graphs && !t->llm) { /* an LLM engine's host is not modelled: it neither holds nor
+                               * waits for a core */
         double x = colo_host_stretch(&sim->host, t->host_proc, t->host_gil);
         if (x > 1.0) step = (colo_time_t)((double)step * x + 0.5);
     }
@@ -476,8 +477,8 @@ int colo_sim_new(const colo_scenario_t *sc, colo_sim_t **out, colo_error_t *err)
     double lead = g->launch.start_us - g->launch.dispatch_us;
     sim->start_lead = colo_time_from_ns(lead > 0 ? lead * 1e3 : 0);
     sim->host.cores = sc->host.cores;
-    if (sc->host.cores > 0 && (!(sim->host.busy = colo_calloc(sim->n, sizeof(int))) ||
-                               !(sim->host.gil_busy = colo_calloc(sim->n, sizeof(int)))))
+    if (!(sim->host.busy = colo_calloc(sim->n, sizeof(int))) ||
+        !(sim->host.gil_busy = colo_calloc(sim->n, sizeof(int))))
         goto fail;
     if (colo_eq_init(&sim->eq, 64 + 4 * sim->n)) goto fail;
     if (colo_hw_init(&sim->hw, sc->gpu, &sim->eq)) goto fail;

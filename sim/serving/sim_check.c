@@ -54,4 +54,20 @@ void colo_sim_check(const colo_sim_t *sim)
     }
     COLO_CHECK(running == sim->kernels_running, "%d kernels running by tenant, %d in all", running,
                sim->kernels_running);
+    /* the host's cores asked for: each process's busy streams, its GIL-bound ones one core */
+    int demand = 0;
+    for (size_t p = 0; p < sim->n; p++) {
+        int gil = 0, other = 0;
+        for (size_t i = 0; i < sim->n; i++) {
+            const colo_tenant_run_t *t = &sim->t[i];
+            if (t->llm || t->host_proc != (int)p) continue;
+            *(t->host_gil ? &gil : &other) += t->busy_streams;
+        }
+        COLO_CHECK(gil == sim->host.gil_busy[p] && other == sim->host.busy[p],
+                   "host process %zu: %d and %d busy streams, counted %d and %d", p, gil, other,
+                   sim->host.gil_busy[p], sim->host.busy[p]);
+        demand += (gil > 0) + other;
+    }
+    COLO_CHECK(demand == sim->host.demand, "the host's cores: %d asked for, counted %d", demand,
+               sim->host.demand);
 }
