@@ -178,6 +178,8 @@ Test(fleet, session_affinity_and_prefix_aware_choose_as_documented)
     p.cfg.param[0] = 0;
     w[3].outstanding = 1;
     cr_assert_eq(pa->pick(&p, &q, w, 4), 3);
+    if (sa->fini) sa->fini(&r); /* the policies' state, made at their first pick */
+    if (pa->fini) pa->fini(&p);
     gsl_rng_free(p.rng);
 }
 
