@@ -35,9 +35,9 @@ static void print_host(const colo_scenario_t *sc)
     bool few = sc->host.cores > 0 && streams > sc->host.cores;
     if (!few && !framework && sc->host.speed == 1.0) return;
     if (sc->host.cores > 0)
-        printf("host      %d cores for %d dispatching streams%s, speed x%g\n", sc->host.cores,
-               streams, few ? ": host time stretches when more dispatch at once" : "",
-               sc->host.speed);
+        printf("host      %d cores for %d dispatching stream%s%s, speed x%g\n", sc->host.cores,
+               streams, streams == 1 ? "" : "s",
+               few ? ": host time stretches when more dispatch at once" : "", sc->host.speed);
     else
         printf("host      cores not limited, speed x%g\n", sc->host.speed);
 }

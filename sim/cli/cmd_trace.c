@@ -156,8 +156,11 @@ static int trace_on(colo_trace_t *t, const char *gpu_name, bool partitions, int 
                              err);
         }
         if (!rc && graphs && plain == req)
-            printf("    As fast without a graph: the host launches each kernel before the one "
-                   "before it ends.\n");
+            printf("    As fast without a graph at the CUDA launch rate (%.2f us a launch: "
+                   "--framework tensorrt); eager PyTorch's %.1f us would not be "
+                   "(--framework pytorch_eager).\n",
+                   g->launch.host_us,
+                   COLO_TO_MS(colo_framework_launch(COLO_FW_PYTORCH_EAGER, g, 1.0)) * 1e3);
     }
     colo_gpu_free(src);
     colo_gpu_free(g);
@@ -270,6 +273,11 @@ static int cmd_trace(int argc, char **argv)
             graphs = true;
             break;
         case 'F':
+            if (strcmp(optarg, "torch_compile") == 0)
+                return colo_cli_usage_error(usage_trace, "%s",
+                                            "--framework torch_compile: TorchInductor fuses "
+                                            "kernels, which changes the trace itself; capture the "
+                                            "compiled model (colosim-capture) and pass its trace");
             if ((fw = colo_framework_parse(optarg)) == COLO_FRAMEWORKS)
                 return colo_cli_usage_error(usage_trace,
                                             "--framework is trace, pytorch_eager, cuda_graphs or "
@@ -322,6 +330,9 @@ static int cmd_trace(int argc, char **argv)
         return colo_cli_usage_error(usage_trace, "--cuda-graphs with --framework %s: one of them",
                                     colo_framework_name(fw));
     if (graphs) fw = COLO_FW_CUDA_GRAPHS;
+    if (!on && (fw != COLO_FW_TRACE || prec != COLO_MATH_AUTO))
+        return colo_cli_usage_error(usage_trace, "%s goes with --on GPU",
+                                    fw != COLO_FW_TRACE ? "--framework" : "--precision");
     if (!on && (partitions || batch || graphs || fw != COLO_FW_TRACE || prec != COLO_MATH_AUTO))
         return colo_cli_usage_error(usage_trace,
                                     "%s goes with --on (--against predicts REAL at its own batch)",

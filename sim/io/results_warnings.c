@@ -66,6 +66,17 @@ json_t *colo_results_warnings(const colo_sim_t *sim)
             bad |= note(a, name, "arrivals_ended", at, text);
         }
     }
+    /* the host's cores all asked for: its time stretched (docs/model.md, "The host") */
+    double window = COLO_TO_S(sc->duration - sc->warmup), sat = COLO_TO_S(sim->host.saturated);
+    if (!bad && sc->host.cores > 0 && window > 0 && sat > 0.01 * window) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "the host's %d cores were all asked for %.1f %% of the window (more streams "
+                 "dispatching than cores): host time stretched, and its tenants' latencies with "
+                 "it (host.cores; docs/model.md, \"The host\")",
+                 sc->host.cores, 100 * sat / window);
+        bad |= note(a, "", "host_saturated", -1, text);
+    }
     if (bad) {
         json_decref(a);
         return NULL;

@@ -41,8 +41,24 @@ colo_time_t colo_framework_launch(colo_framework_t f, const colo_gpu_t *gpu, dou
     return us > 0 ? colo_time_from_ns(us * 1e3 / (speed > 0 ? speed : 1.0)) : 0;
 }
 
-void colo_host_busy(colo_host_load_t *h, int proc, bool gil, int delta)
+/* Adds the time since h->since that lies in the window, while saturated. */
+static void saturated_to(colo_host_load_t *h, colo_time_t now)
 {
+    if (h->cores > 0 && h->demand > h->cores) {
+        colo_time_t a = h->since > h->from ? h->since : h->from, b = now < h->to ? now : h->to;
+        if (b > a) h->saturated += b - a;
+    }
+    h->since = now;
+}
+
+void colo_host_finish(colo_host_load_t *h, colo_time_t end)
+{
+    saturated_to(h, end);
+}
+
+void colo_host_busy(colo_host_load_t *h, int proc, bool gil, int delta, colo_time_t now)
+{
+    saturated_to(h, now);
     if (gil) {
         int before = h->gil_busy[proc];
         h->gil_busy[proc] += delta;

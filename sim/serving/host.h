@@ -38,10 +38,14 @@ typedef struct colo_host_load {
     int demand;    /* cores asked for now */
     int *gil_busy; /* per process: busy streams of its GIL-bound tenants */
     int *busy;     /* per process: busy streams of its other tenants */
+    /* time in [from, to) (the measured window) with more cores asked for than there are */
+    colo_time_t from, to, saturated, since;
 } colo_host_load_t;
 
-/* A stream of a tenant of process proc becomes busy (+1) or idle (-1). */
-void colo_host_busy(colo_host_load_t *h, int proc, bool gil, int delta);
+/* A stream of a tenant of process proc becomes busy (+1) or idle (-1) at now. */
+void colo_host_busy(colo_host_load_t *h, int proc, bool gil, int delta, colo_time_t now);
+/* Closes the saturated time at the run's end. */
+void colo_host_finish(colo_host_load_t *h, colo_time_t end);
 /* How much longer host work of a stream of process proc takes now than alone: the processes'
  * demand over the cores (at least 1), times the streams sharing its interpreter. */
 double colo_host_stretch(const colo_host_load_t *h, int proc, bool gil);

@@ -240,8 +240,8 @@ static int read_precision(const colo_cfg_reader_t *r, const config_setting_t *t,
     if (m != COLO_MATH_FP16 && m != COLO_MATH_BF16 && m != COLO_MATH_INT8 && m != COLO_MATH_FP8)
         return colo_cfg_error(r, at, COLO_EINVAL,
                               "'%s': use \"fp16\", \"bf16\", \"int8\" or \"fp8\" (leave it out for "
-                              "the trace's own)",
-                              p);
+                              "the trace's own)%s",
+                              p, *p == '"' ? "; --set takes the bare word: precision=fp8" : "");
     if (sc->gpu->sm.math_per_clock[m] <= 0)
         return colo_cfg_error(r, at, COLO_EINVAL, "%s (%s) has no %s unit: %s", sc->gpu->name,
                               sc->gpu->arch, p,
@@ -274,10 +274,11 @@ static int read_framework(const colo_cfg_reader_t *r, const config_setting_t *t,
                                   "capture the compiled model (colosim-capture) and run its trace "
                                   "with \"trace\" (docs/model.md, \"The host\")");
         if (fw == COLO_FRAMEWORKS)
-            return colo_cfg_error(r, at, COLO_EINVAL,
-                                  "'%s': use \"trace\" (the trace's own host gaps), "
-                                  "\"pytorch_eager\", \"cuda_graphs\" or \"tensorrt\"",
-                                  f);
+            return colo_cfg_error(
+                r, at, COLO_EINVAL,
+                "'%s': use \"trace\" (the trace's own host gaps), "
+                "\"pytorch_eager\", \"cuda_graphs\" or \"tensorrt\"%s",
+                f, *f == '"' ? "; --set takes the bare word: framework=tensorrt" : "");
         const config_setting_t *cg = config_setting_get_member(t, "cuda_graphs");
         if ((tc->cuda_graphs && fw != COLO_FW_CUDA_GRAPHS) ||
             (cg && !tc->cuda_graphs && fw == COLO_FW_CUDA_GRAPHS))

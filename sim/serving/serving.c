@@ -88,7 +88,7 @@ static void start_batch(colo_tenant_run_t *t)
     }
     s->busy = true;
     t->busy_streams++;
-    colo_host_busy(&sim->host, t->host_proc, t->host_gil, 1);
+    colo_host_busy(&sim->host, t->host_proc, t->host_gil, 1, now);
     COLO_CHECK(t->busy_streams <= t->n_streams, "tenant %s: %d batches in flight on %d instances",
                c->name, t->busy_streams, t->n_streams);
     if (t->busy_streams > t->peak_busy) t->peak_busy = t->busy_streams;
@@ -147,7 +147,7 @@ static void request_done(colo_stream_run_t *s)
     colo_time_t now = sim->eq.now;
     s->busy = false;
     t->busy_streams--;
-    colo_host_busy(&sim->host, t->host_proc, t->host_gil, -1);
+    colo_host_busy(&sim->host, t->host_proc, t->host_gil, -1, now);
     if (sim->tl) colo_domain_timeline_batch(s); /* and its requests' spans */
     for (int k = 0; k < s->n_batch; k++) {
         struct colo_request q = s->batch[k];
@@ -431,7 +431,8 @@ static void crash(colo_tenant_run_t *t)
         }
         s->n_batch = 0;
     }
-    if (!t->llm) colo_host_busy(&sim->host, t->host_proc, t->host_gil, -t->busy_streams);
+    if (!t->llm)
+        colo_host_busy(&sim->host, t->host_proc, t->host_gil, -t->busy_streams, sim->eq.now);
     t->busy_streams = 0;
     while (t->qlen) {
         struct colo_request q = pop_request(t);
@@ -477,6 +478,8 @@ int colo_sim_new(const colo_scenario_t *sc, colo_sim_t **out, colo_error_t *err)
     double lead = g->launch.start_us - g->launch.dispatch_us;
     sim->start_lead = colo_time_from_ns(lead > 0 ? lead * 1e3 : 0);
     sim->host.cores = sc->host.cores;
+    sim->host.from = sc->warmup;
+    sim->host.to = sc->duration;
     if (!(sim->host.busy = colo_calloc(sim->n, sizeof(int))) ||
         !(sim->host.gil_busy = colo_calloc(sim->n, sizeof(int))))
         goto fail;
@@ -667,6 +670,7 @@ int colo_sim_finish(colo_sim_t *sim, colo_error_t *err)
                              sc->duration);
     if (sim->kernels_running)
         colo_add_clipped(&sim->busy_time, sim->busy_since, sim->end, sc->warmup, sc->duration);
+    colo_host_finish(&sim->host, sim->end);
     for (int d = 0; d < 2; d++)
         if (sim->pcie[d].active)
             colo_add_clipped(&sim->pcie[d].busy_time, sim->pcie[d].since, sim->end, sc->warmup,

@@ -114,6 +114,13 @@ Test(host, more_dispatching_processes_than_cores_stretch_host_time_in_proportion
     /* unlimited cores: as with four */
     const char *c0[] = {"host.cores=0"};
     cr_expect_float_eq(mean_latency(FOUR, c0, 1, 0), l4, 1e-9);
+    /* the results say when the cores were all asked for, and not when they were not */
+    test_run_t r1 = run_scenario(src_path(FOUR), c1, 1), r4 = run_scenario(src_path(FOUR), c4, 1);
+    json_t *w1 = json_array_get(json_object_get(r1.results, "warnings"), 0);
+    cr_expect(w1 && strcmp(json_string_value(json_object_get(w1, "kind")), "host_saturated") == 0);
+    cr_expect_eq(json_array_size(json_object_get(r4.results, "warnings")), 0);
+    run_free(&r1);
+    run_free(&r4);
 }
 
 Test(host, green_contexts_put_every_tenant_in_one_process_and_its_interpreter)
