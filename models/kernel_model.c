@@ -179,6 +179,14 @@ static bool library_math(colo_kernel_class_t c)
            c.math != COLO_MATH_MEMORY && c.math != COLO_MATH_FP64 && c.math != COLO_MATH_AUTO;
 }
 
+colo_math_t colo_precision_parse(const char *name)
+{
+    colo_math_t m = colo_math_parse(name);
+    return m == COLO_MATH_FP16 || m == COLO_MATH_BF16 || m == COLO_MATH_INT8 || m == COLO_MATH_FP8
+               ? m
+               : COLO_MATH_CLASSES;
+}
+
 colo_precision_t colo_precision_of(const colo_trace_t *t, colo_math_t math)
 {
     colo_precision_t p = {math, 4};

@@ -59,6 +59,10 @@ typedef struct colo_precision {
     int act_bytes;
 } colo_precision_t;
 
+/* The class a deployment's precision name means ("fp16", "bf16", "int8", "fp8"); COLO_MATH_CLASSES
+ * for any other name. */
+colo_math_t colo_precision_parse(const char *name);
+
 /* The precision math for trace t: its act_bytes from its kernels' classes. */
 colo_precision_t colo_precision_of(const colo_trace_t *t, colo_math_t math);
 

@@ -285,9 +285,7 @@ static int cmd_trace(int argc, char **argv)
                                             optarg);
             break;
         case 'P':
-            prec = colo_math_parse(optarg);
-            if (prec != COLO_MATH_FP16 && prec != COLO_MATH_BF16 && prec != COLO_MATH_INT8 &&
-                prec != COLO_MATH_FP8)
+            if ((prec = colo_precision_parse(optarg)) == COLO_MATH_CLASSES)
                 return colo_cli_usage_error(
                     usage_trace, "--precision is fp16, bf16, int8 or fp8, not '%s'", optarg);
             break;

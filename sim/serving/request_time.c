@@ -50,22 +50,13 @@ colo_time_t colo_request_schedule(const colo_trace_t *tr, const colo_time_t *op_
     bool graphs = c->cuda_graphs;
     double host_us = graphs ? gpu->launch.graph_us : gpu->launch.host_us;
     colo_time_t spacing = colo_time_from_ns(host_us * 1e3);
-    bool gaps = !c->host_launch; /* a framework's launches replace the trace's gaps */
-    if (!gaps) spacing = c->host_launch;
     double lead = gpu->launch.start_us - gpu->launch.dispatch_us; /* its time has the dispatch */
     colo_time_t start = colo_time_from_ns(lead > 0 ? lead * 1e3 : 0);
     colo_time_t host = 0, end = 0;
     bool after_sync = false;
     for (size_t i = 0; i < tr->n_ops; i++) {
         const colo_op_t *op = &tr->ops[i];
-        if (!gaps)
-            host += spacing;
-        else if (i == 0)
-            host = op->gap;
-        else if (graphs)
-            host += spacing;
-        else
-            host += after_sync || op->gap > spacing ? op->gap : spacing;
+        host += colo_host_step(op, i == 0, graphs, after_sync, c->host_launch, spacing);
         colo_time_t ready = op->type == COLO_OP_KERNEL ? host + start : host;
         end = (ready > end ? ready : end) + op_time[i];
         after_sync = op->type == COLO_OP_COPY && !graphs;

@@ -236,8 +236,8 @@ static int read_precision(const colo_cfg_reader_t *r, const config_setting_t *t,
     int rc = colo_cfg_string(r, t, "precision", 0, &p);
     if (rc < 0 || !p) return rc < 0 ? rc : 0;
     const config_setting_t *at = config_setting_get_member(t, "precision");
-    colo_math_t m = colo_math_parse(p);
-    if (m != COLO_MATH_FP16 && m != COLO_MATH_BF16 && m != COLO_MATH_INT8 && m != COLO_MATH_FP8)
+    colo_math_t m = colo_precision_parse(p);
+    if (m == COLO_MATH_CLASSES)
         return colo_cfg_error(r, at, COLO_EINVAL,
                               "'%s': use \"fp16\", \"bf16\", \"int8\" or \"fp8\" (leave it out for "
                               "the trace's own)%s",

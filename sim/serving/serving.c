@@ -202,17 +202,9 @@ void colo_serving_issue_op(colo_stream_run_t *s)
     const colo_op_t *op = &colo_serving_stream_trace(s)->ops[s->cur_op];
     colo_time_t now = sim->eq.now;
     bool graphs = t->cfg->cuda_graphs;
-    colo_time_t launch = t->cfg->host_launch;
-    colo_time_t spacing = graphs ? sim->graph_spacing : launch ? launch : sim->host_spacing;
-    colo_time_t step;
-    if (launch)
-        step = launch;
-    else if (s->cur_op == 0)
-        step = op->gap;
-    else if (graphs)
-        step = spacing;
-    else
-        step = s->after_sync || op->gap > spacing ? op->gap : spacing;
+    colo_time_t step =
+        colo_host_step(op, s->cur_op == 0, graphs, s->after_sync, t->cfg->host_launch,
+                       graphs ? sim->graph_spacing : sim->host_spacing);
     if (!graphs && !t->llm) { /* an LLM engine's host is not modelled: it neither holds nor
                                * waits for a core */
         double x = colo_host_stretch(&sim->host, t->host_proc, t->host_gil);

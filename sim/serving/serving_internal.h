@@ -9,8 +9,22 @@
 #include "simtime.h"
 #include "trace.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* The host's time from issuing the op before (or the request's start, when first) to issuing
+ * op (docs/model.md, "Requests" and "The host"): a framework's launch cost when it has one
+ * (launch > 0), else the op's host gap, at least spacing (one CUDA launch, or a graph's node,
+ * where the gaps vanish) unless the host has just returned from a synchronous copy. */
+static inline colo_time_t colo_host_step(const colo_op_t *op, bool first, bool graphs,
+                                         bool after_sync, colo_time_t launch, colo_time_t spacing)
+{
+    if (launch) return launch;
+    if (first) return op->gap;
+    if (graphs) return spacing;
+    return after_sync || op->gap > spacing ? op->gap : spacing;
+}
 
 /* serving.c */
 

@@ -5,6 +5,7 @@
 #include "cfg.h"
 #include "folder.h"
 #include "host.h"
+#include "kernel_model.h"
 #include "kernel_class.h"
 
 #include <ctype.h>
@@ -151,9 +152,7 @@ static int read_run(const colo_cfg_reader_t *r, const config_setting_t *g, const
             return colo_cfg_error(r, config_setting_get_member(g, "framework"), COLO_EINVAL,
                                   "'%s': trace, pytorch_eager, cuda_graphs or tensorrt",
                                   out->framework);
-        colo_math_t pm = out->precision ? colo_math_parse(out->precision) : COLO_MATH_AUTO;
-        if (pm != COLO_MATH_AUTO && pm != COLO_MATH_FP16 && pm != COLO_MATH_BF16 &&
-            pm != COLO_MATH_INT8 && pm != COLO_MATH_FP8)
+        if (out->precision && colo_precision_parse(out->precision) == COLO_MATH_CLASSES)
             return colo_cfg_error(r, config_setting_get_member(g, "precision"), COLO_EINVAL,
                                   "'%s': fp16, bf16, int8 or fp8", out->precision);
         if (out->place && strncmp(out->place, "mig:", 4) && strncmp(out->place, "mps:", 4) &&

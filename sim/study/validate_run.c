@@ -184,7 +184,7 @@ static int trace_value(const colo_vrun_t *r, double *out, colo_error_t *err)
         colo_tenant_cfg_t c;
         colo_fp32_math_t fp = r->fp32_math ? colo_fp32_math_parse(r->fp32_math) : COLO_FP32_PYTORCH;
         colo_framework_t fw = r->framework ? colo_framework_parse(r->framework) : COLO_FW_TRACE;
-        colo_math_t pm = r->precision ? colo_math_parse(r->precision) : COLO_MATH_AUTO;
+        colo_math_t pm = r->precision ? colo_precision_parse(r->precision) : COLO_MATH_AUTO;
         colo_tenant_cfg_of_trace_as(&c, &v, t, src, r->batch, fp, fw, pm, g);
         if (pm != COLO_MATH_AUTO && g->sm.math_per_clock[pm] <= 0)
             rc = colo_error_set(err, COLO_EINVAL, "precision", 0, NULL, "%s has no %s unit",
