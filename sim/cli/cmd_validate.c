@@ -16,7 +16,7 @@
 
 static const char usage_validate[] =
     "usage: colosim validate [DIR] [-o FILE.json] [--markdown FILE.md] [--check RECORDED.json]\n"
-    "                        [-q]\n"
+    "                        [--set KEY=VALUE ...] [-q]\n"
     "       colosim validate --kernels NEUSIGHT_DIR [--markdown-table] [--derive SUITE]\n"
     "\n"
     "Runs the validation suite in DIR (default: ./validation, else the source tree's): each case\n"
@@ -29,6 +29,8 @@ static const char usage_validate[] =
     "  --check RECORDED     exit 1 when a case's |error| grew more than one percentage point past\n"
     "                       the recorded one, a case is not recorded, or one is above 50 %\n"
     "                       without a stated cause\n"
+    "  --set KEY=VALUE      also set this in every case's scenario, after the case's own\n"
+    "                       overrides (e.g. fidelity.kernels=merged: docs/engine.md)\n"
     "  -q                   print only the summary line\n"
     "  --kernels DIR        instead, check the kernel model on NeuSight's single-op tables in DIR\n"
     "                       (OP__DEVICE.csv.gz as sitar-lab/NeuSight publishes them): each op's\n"
@@ -100,19 +102,17 @@ static int kernel_check(const char *dir, bool md, const char *derive)
 static int cmd_validate(int argc, char **argv)
 {
     static const struct option longopts[] = {
-        {"output", required_argument, NULL, 'o'},
-        {"markdown", required_argument, NULL, 'm'},
-        {"check", required_argument, NULL, 'c'},
-        {"quiet", no_argument, NULL, 'q'},
-        {"kernels", required_argument, NULL, 'k'},
-        {"markdown-table", no_argument, NULL, 't'},
-        {"derive", required_argument, NULL, 'd'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+        {"output", required_argument, NULL, 'o'},  {"markdown", required_argument, NULL, 'm'},
+        {"check", required_argument, NULL, 'c'},   {"quiet", no_argument, NULL, 'q'},
+        {"kernels", required_argument, NULL, 'k'}, {"markdown-table", no_argument, NULL, 't'},
+        {"derive", required_argument, NULL, 'd'},  {"set", required_argument, NULL, 's'},
+        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
     };
     const char *out = NULL, *md = NULL, *check = NULL, *dir = "validation";
     const char *kdir = NULL, *derive = NULL;
     bool quiet = false, md_table = false;
+    const char *sets[16];
+    size_t n_sets = 0;
     int c;
     optind = 1;
     opterr = 0;
@@ -139,6 +139,11 @@ static int cmd_validate(int argc, char **argv)
         case 'd':
             derive = optarg;
             break;
+        case 's':
+            if (n_sets == sizeof sets / sizeof sets[0])
+                return colo_cli_usage_error(usage_validate, "%s", "at most 16 --set");
+            sets[n_sets++] = optarg;
+            break;
         case 'h':
             fputs(usage_validate, stdout);
             return 0;
@@ -162,7 +167,11 @@ static int cmd_validate(int argc, char **argv)
     colo_vsuite_t *s = NULL;
     json_t *doc = NULL;
     int rc = colo_vsuite_load(dir, &s, &err);
-    if (!rc) rc = colo_vsuite_run(s, &err);
+    if (!rc) {
+        s->extra_sets = sets;
+        s->n_extra_sets = n_sets;
+        rc = colo_vsuite_run(s, &err);
+    }
     if (!rc && out && !(doc = colo_vsuite_json(s)))
         rc = colo_error_set(&err, COLO_ENOMEM, dir, 0, NULL, "out of memory");
     int failed = 0;

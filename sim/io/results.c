@@ -403,13 +403,12 @@ json_t *colo_results_json(const colo_sim_t *sim, const char *const *overrides, s
     json_t *pcie =
         json_pack("{s:f,s:f}", "h2d_busy_fraction", fraction(sim->pcie[0].busy_time, window),
                   "d2h_busy_fraction", fraction(sim->pcie[1].busy_time, window));
-    return json_pack("{s:{s:s,s:i},s:o,s:I,s:o,s:o*,s:o,s:o,s:o,s:{s:I,s:f}}", "colosim",
-                     "version", COLO_VERSION, "results_format", 1, "scenario", scenario, "seed",
+    return json_pack("{s:{s:s,s:i},s:o,s:I,s:o,s:o*,s:o,s:o,s:o,s:{s:I,s:f}}", "colosim", "version",
+                     COLO_VERSION, "results_format", 1, "scenario", scenario, "seed",
                      (json_int_t)sc->seed, "tenants", tenants, "warnings",
-                     colo_results_warnings(sim), "gpu", gpu, "pcie", pcie,
-                     "utilisation", utilisation_json(sim), "engine",
-                     "events", (json_int_t)sim->eq.popped, "simulated_s",
-                     COLO_TO_S(sim->last_event));
+                     colo_results_warnings(sim), "gpu", gpu, "pcie", pcie, "utilisation",
+                     utilisation_json(sim), "engine", "events", (json_int_t)sim->eq.popped,
+                     "simulated_s", COLO_TO_S(colo_eq_size(&sim->eq) ? sim->end : sim->last_event));
 }
 
 int colo_results_write(json_t *results, const char *path, colo_error_t *err)

@@ -77,6 +77,14 @@ json_t *colo_results_warnings(const colo_sim_t *sim)
                  sc->host.cores, 100 * sat / window);
         bad |= note(a, "", "host_saturated", -1, text);
     }
+    if (!bad && sc->merge) { /* approximate on purpose (docs/engine.md, "Merged kernels") */
+        char text[256];
+        snprintf(text, sizeof text,
+                 "fidelity.kernels = \"merged\" (tolerance %g): runs of similar kernels ran as "
+                 "one; latencies under contention are approximate (docs/engine.md)",
+                 sc->merge_tolerance);
+        bad |= note(a, "", "fidelity_merged", -1, text);
+    }
     if (bad) {
         json_decref(a);
         return NULL;

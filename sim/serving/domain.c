@@ -286,18 +286,28 @@ void colo_domain_halt_kernel(colo_stream_run_t *s)
  * context, a kernel's duration is its duration alone there: the policy times it itself and
  * tells us when it runs. With several, they run together on the hardware model while their
  * context owns the GPU (ts_exec_start, ts_exec_stop). */
-/* Utilisation of kernels the solver does not see (timed ones): their use alone, added
- * (sign 1) or removed (-1). */
-static void ts_account(colo_stream_run_t *s, double sign)
+/* A timed kernel's use alone: SMs, L2 and DRAM bytes per ns. Its rates over its time alone
+ * before rounding to the nanosecond: over the rounded time a 2 us kernel at the bandwidth limit
+ * drew 1.00024 of it (issue 22); the SMs as the solver counts them, busy for its compute part. */
+void colo_domain_ts_use(const colo_kernel_work_t *w, const colo_tenant_run_t *t, double use[3])
 {
-    colo_sim_t *sim = s->t->sim;
-    colo_time_t now = sim->eq.now;
-    for (int k = 0; k < 3; k++) {
-        if (now > sim->ts_since)
-            sim->ts_integral[k] += sim->ts_used[k] * (double)(now - sim->ts_since);
-        sim->ts_used[k] += sign * s->ts_use[k];
-    }
-    sim->ts_since = now;
+    const colo_place_rates_t *pr = &t->rates;
+    int sms = t->dom->sms;
+    double dur = colo_kernel_alone_at(w, pr->sms, pr->dram_rate, pr->l2_rate);
+    use[0] = dur > 0 ? colo_kernel_sms_used(w, sms) * colo_kernel_compute_ns(w, sms) / dur : 0;
+    use[1] = dur > 0 ? w->l2_bytes / dur : 0;
+    use[2] = dur > 0 ? w->dram_bytes / dur : 0;
+}
+
+/* Utilisation of kernels the solver does not see (timed ones): each stream's own integral of
+ * their use alone (colo_merge_ts_add), so that the sum does not depend on the order in which
+ * streams' kernels start and stop. */
+static void ts_account(colo_stream_run_t *s, bool running)
+{
+    colo_time_t now = s->t->sim->eq.now;
+    if (!running) colo_merge_ts_add(s, now, s->ts_int, true);
+    s->ts_on = running;
+    s->ts_since = now;
 }
 
 static colo_tenant_run_t *member(const colo_domain_t *d, size_t ctx)
@@ -310,29 +320,20 @@ static void ts_observe(void *obj, size_t ctx, bool running)
     colo_domain_t *d = obj;
     colo_stream_run_t *s = &member(d, ctx)->streams[0];
     if (!running) {
-        ts_account(s, -1);
+        ts_account(s, false);
         colo_serving_fail(
             d->sim, colo_hw_reserve_dram(&d->sim->hw, s->t->place.channel_set, -s->ts_dram_held));
         s->ts_dram_held = 0;
         kernel_ran(s);
         return;
     }
-    const colo_kernel_work_t *w = &s->w;
-    /* its rates over its time alone before rounding to the nanosecond: over the rounded time a
-     * 2 us kernel at the bandwidth limit drew 1.00024 of it (issue 22) */
-    const colo_place_rates_t *pr = &s->t->rates;
-    double dur = colo_kernel_alone_at(w, pr->sms, pr->dram_rate, pr->l2_rate);
-    /* as the solver counts them: the SMs it keeps busy for its compute part */
-    s->ts_use[0] =
-        dur > 0 ? colo_kernel_sms_used(w, d->sms) * colo_kernel_compute_ns(w, d->sms) / dur : 0;
-    s->ts_use[1] = dur > 0 ? w->l2_bytes / dur : 0;
-    s->ts_use[2] = dur > 0 ? w->dram_bytes / dur : 0;
+    colo_domain_ts_use(&s->w, s->t, s->ts_use);
     if (d->sim->ts_dram_in_solver) { /* copies move bytes too: they get what it leaves */
         s->ts_dram_held = s->ts_use[2];
         colo_serving_fail(
             d->sim, colo_hw_reserve_dram(&d->sim->hw, s->t->place.channel_set, s->ts_dram_held));
     }
-    ts_account(s, 1);
+    ts_account(s, true);
     kernel_started(s);
 }
 

@@ -47,6 +47,13 @@ colo_place_rates_t colo_tenant_place_rates(const colo_scenario_t *sc, size_t i)
 colo_time_t colo_request_schedule(const colo_trace_t *tr, const colo_time_t *op_time,
                                   const colo_gpu_t *gpu, const colo_tenant_cfg_t *c)
 {
+    return colo_request_schedule_ops(tr, op_time, gpu, c, NULL);
+}
+
+colo_time_t colo_request_schedule_ops(const colo_trace_t *tr, const colo_time_t *op_time,
+                                      const colo_gpu_t *gpu, const colo_tenant_cfg_t *c,
+                                      colo_time_t *starts)
+{
     bool graphs = c->cuda_graphs;
     double host_us = graphs ? gpu->launch.graph_us : gpu->launch.host_us;
     colo_time_t spacing = colo_time_from_ns(host_us * 1e3);
@@ -58,6 +65,7 @@ colo_time_t colo_request_schedule(const colo_trace_t *tr, const colo_time_t *op_
         const colo_op_t *op = &tr->ops[i];
         host += colo_host_step(op, i == 0, graphs, after_sync, c->host_launch, spacing);
         colo_time_t ready = op->type == COLO_OP_KERNEL ? host + start : host;
+        if (starts) starts[i] = ready > end ? ready : end;
         end = (ready > end ? ready : end) + op_time[i];
         after_sync = op->type == COLO_OP_COPY && !graphs;
         if (after_sync) host = end; /* the host waited for the copy */

@@ -12,10 +12,15 @@ static void usage_now(colo_sim_t *sim, double v[COLO_USE_KINDS])
 {
     double cap[COLO_USE_KINDS];
     colo_hw_usage(&sim->hw, v, cap);
-    colo_time_t dt = sim->eq.now > sim->ts_since ? sim->eq.now - sim->ts_since : 0;
     static const int kind[3] = {COLO_USE_SM, COLO_USE_L2, COLO_USE_DRAM};
-    for (int k = 0; k < 3; k++)
-        v[kind[k]] += sim->ts_integral[k] + sim->ts_used[k] * (double)dt;
+    for (size_t i = 0; i < sim->n; i++) /* timed kernels: each stream's, in order */
+        for (int j = 0; j < sim->t[i].n_streams; j++) {
+            colo_stream_run_t *s = &sim->t[i].streams[j];
+            double u[3] = {s->ts_int[0], s->ts_int[1], s->ts_int[2]};
+            if (s->ts_on) colo_merge_ts_add(s, sim->eq.now, u, false);
+            for (int k = 0; k < 3; k++)
+                v[kind[k]] += u[k];
+        }
     memcpy(sim->util_cap, cap, sizeof cap);
 }
 

@@ -440,6 +440,36 @@ static int read_host(const colo_cfg_reader_t *r, const config_setting_t *root, c
     return 0;
 }
 
+/* fidelity = { kernels; tolerance; } (docs/engine.md, "Merged kernels"): "exact" (each kernel
+ * an activity), or "merged": runs of a trace's consecutive kernels whose use of the SMs, L2 and
+ * DRAM differs by at most tolerance (a share of each) run as one kernel. */
+static int read_fidelity(const colo_cfg_reader_t *r, const config_setting_t *root,
+                         colo_scenario_t *sc)
+{
+    static const char *const keys[] = {"kernels", "tolerance", NULL};
+    sc->merge = false;
+    sc->merge_tolerance = 0.25;
+    const config_setting_t *g;
+    int rc = colo_cfg_aggregate(r, root, "fidelity", 0, CONFIG_TYPE_GROUP, &g);
+    if (rc < 0 || !g) return rc < 0 ? rc : 0;
+    if ((rc = colo_cfg_check_keys(r, g, keys))) return rc;
+    const char *k = NULL;
+    if ((rc = colo_cfg_string(r, g, "kernels", 0, &k)) < 0) return rc;
+    if (k && strcmp(k, "exact") != 0 && strcmp(k, "merged") != 0)
+        return colo_cfg_error(r, config_setting_get_member(g, "kernels"), COLO_EINVAL,
+                              "'%s': \"exact\" (every kernel simulated) or \"merged\" (runs of "
+                              "similar kernels as one, faster and approximate)",
+                              k);
+    sc->merge = k && strcmp(k, "merged") == 0;
+    if ((rc = colo_cfg_double(r, g, "tolerance", COLO_CFG_NONNEG, &sc->merge_tolerance)) < 0)
+        return rc;
+    if (sc->merge_tolerance > 1)
+        return colo_cfg_error(r, config_setting_get_member(g, "tolerance"), COLO_ERANGE,
+                              "%g: a share of each resource's use, from 0 to 1",
+                              sc->merge_tolerance);
+    return 0;
+}
+
 /* plugins = ["sched.so", ...]: shared objects registering schedulers and arrival processes
  * (plugin.h), loaded before anything names one; paths relative to the scenario's folder. */
 static int read_plugins(const colo_cfg_reader_t *r, const config_setting_t *root,
@@ -472,7 +502,7 @@ static int read_scenario(const colo_cfg_reader_t *r, const config_setting_t *roo
     static const char *const keys[] = {
         "description", "gpu",     "calibration", "seed",    "duration_s", "warmup_s",   "drain_s",
         "sharing",     "tenants", "faults",      "metrics", "scheduler",  "load_scale", "cluster",
-        "pcie",        "k8s",     "plugins",     "host",    NULL};
+        "pcie",        "k8s",     "plugins",     "host",    "fidelity",   NULL};
     int rc = colo_cfg_check_keys(r, root, keys);
     if (rc) return rc;
     if (config_setting_get_member(root, "cluster"))
@@ -521,6 +551,7 @@ static int read_scenario(const colo_cfg_reader_t *r, const config_setting_t *roo
     if ((rc = read_sharing(r, root, sc))) return rc;
     if ((rc = read_pcie(r, root, sc))) return rc;
     if ((rc = read_host(r, root, sc))) return rc;
+    if ((rc = read_fidelity(r, root, sc))) return rc;
 
     const config_setting_t *tl;
     if ((rc = colo_cfg_aggregate(r, root, "tenants", REQ, CONFIG_TYPE_LIST, &tl))) return rc;

@@ -136,6 +136,9 @@ typedef struct colo_scenario {
         size_t n_instances;
         colo_mig_instance_t *instances;
     } sharing;
+    /* fidelity = { kernels = "merged"; tolerance; }: runs of similar kernels as one (merge.c) */
+    bool merge;
+    double merge_tolerance;
     bool pcie_fair; /* pcie.scheduler = "fair": copies share the link by tenant weights */
     /* host = { cores; speed; } (docs/model.md, "The host"): the CPU cores the tenants' dispatching
      * threads share (0: as many as they need; default the GPU file's host.cores), and the host's

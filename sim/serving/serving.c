@@ -8,6 +8,7 @@
 #include "serving_internal.h"
 #include "stop.h"
 
+#include <math.h>
 #include <string.h>
 
 const char *colo_drop_reason_name(colo_drop_reason_t r)
@@ -29,7 +30,8 @@ bool colo_serving_in_window(const colo_sim_t *sim, colo_time_t t)
 const colo_trace_t *colo_serving_stream_trace(const colo_stream_run_t *s)
 {
     if (s->t->llm) return colo_serving_llm_trace(s->t);
-    return s->t->cfg->variants[s->plan.var].trace;
+    const colo_trace_t *m = &s->t->var[s->plan.var].merged;
+    return m->n_ops ? m : s->t->cfg->variants[s->plan.var].trace;
 }
 
 /* The tenants' timeline track of a stream: the tenant's own when it has one instance. */
@@ -205,14 +207,20 @@ void colo_serving_issue_op(colo_stream_run_t *s)
     colo_time_t step =
         colo_host_step(op, s->cur_op == 0, graphs, s->after_sync, t->cfg->host_launch,
                        graphs ? sim->graph_spacing : sim->host_spacing);
+    double x = 1.0;
     if (!graphs && !t->llm) { /* an LLM engine's host is not modelled: it neither holds nor
                                * waits for a core */
-        double x = colo_host_stretch(&sim->host, t->host_proc, t->host_gil);
+        x = colo_host_stretch(&sim->host, t->host_proc, t->host_gil);
         if (x > 1.0) step = (colo_time_t)((double)step * x + 0.5);
     }
     s->host_clock += step;
     s->after_sync = false;
+    s->op_done = 0;
     colo_time_t ready = s->host_clock;
+    const colo_time_t *more = t->var[s->plan.var].host_more;
+    if (more && more[s->cur_op]) /* merged kernels: the host launches the rest after the first */
+        s->host_clock +=
+            x > 1.0 ? (colo_time_t)((double)more[s->cur_op] * x + 0.5) : more[s->cur_op];
     if (op->type == COLO_OP_KERNEL) {
         bool traced = false; /* the trace's own kernel: its time alone known from the start */
         if (t->llm)
@@ -591,6 +599,8 @@ static void zero_time_loop(colo_sim_t *sim, const colo_event_t *ev, colo_error_t
 
 int colo_sim_start(colo_sim_t *sim, colo_error_t *err)
 {
+    if (colo_merge_start(sim))
+        return colo_error_set(err, COLO_ENOMEM, sim->sc->path, 0, NULL, "out of memory");
     for (size_t i = 0; i < sim->n && !sim->failed; i++) {
         colo_tenant_run_t *t = &sim->t[i];
         const colo_arrival_cfg_t *a = &t->cfg->arrival;
@@ -706,6 +716,12 @@ void colo_sim_free(colo_sim_t *sim)
             for (size_t k = 0; t->var && k < t->cfg->n_variants; k++) {
                 colo_free(t->var[k].op_time);
                 colo_free(t->var[k].work);
+                if (t->var[k].merged.n_ops) colo_free(t->var[k].merged.ops);
+                colo_free(t->var[k].host_more);
+                colo_free(t->var[k].part_first);
+                colo_free(t->var[k].n_parts);
+                colo_free(t->var[k].part_time);
+                colo_free(t->var[k].part_work);
             }
             colo_free(t->var);
             colo_free(t->totals);

@@ -93,6 +93,10 @@ typedef struct colo_stream_run {
     int lane;               /* its running kernel's lane on its partition's timeline */
     int copy_lane;          /* its copy's lane on its copy engines' timeline */
     double ts_use[3];       /* time-sliced kernel running: its SMs, L2 and DRAM bytes per ns */
+    double ts_int[3];       /* ... their integral over its timed kernels so far */
+    colo_time_t ts_since;   /* ... since when its op runs (ts_on) or when it stopped */
+    bool ts_on;
+    colo_time_t op_done;    /* of a merged op: its kernels' time alone done so far */
     double ts_dram_held;    /* ... its DRAM rate held back from the copies (or 0) */
     colo_time_t host_clock; /* when the host issued the last op (or returned from a copy) */
     bool after_sync;        /* the host has just returned from a synchronous copy */
@@ -124,6 +128,17 @@ typedef struct colo_tenant_run {
         colo_time_t *op_time;             /* kernel (with its dispatch gap) or copy time */
         colo_kernel_work_t *work;         /* kernels only */
         size_t first_kernel, last_kernel; /* op indices of its first and last kernels */
+        /* fidelity "merged" (merge.c): the ops that run, runs of kernels merged (n_ops 0: the
+         * trace's own; then op_time and work are the trace's ops'), and per op the host's time
+         * for the kernels merged into it after the first (NULL: none) */
+        colo_trace_t merged;
+        colo_time_t *host_more;
+        /* ... and its kernels: the first of op i's in part_time and part_work (the trace's
+         * op_time and work), and how many */
+        size_t *part_first;
+        uint32_t *n_parts;
+        colo_time_t *part_time;
+        colo_kernel_work_t *part_work;
     } * var;
     colo_time_t *totals;  /* one run of each trace alone, for colo_batch_plan */
     colo_time_t isolated; /* one request alone, start to finish */
@@ -209,10 +224,9 @@ typedef struct colo_sim {
     /* colo_sim_set_progress: told every 4096 events how far the run is (NULL: not) */
     void (*progress)(void *ctx, colo_time_t now, colo_time_t end);
     void *progress_ctx;
-    /* utilisation: time-sliced kernels (outside the solver) by their rates alone: SMs, L2, DRAM */
-    double ts_used[3], ts_integral[3];
+    /* time-sliced kernels (outside the solver) use the GPU by their rates alone (each stream's
+     * integral: colo_stream_run_t.ts_int) */
     bool ts_dram_in_solver; /* some trace has copies: timed kernels' DRAM bytes contend with them */
-    colo_time_t ts_since;
     /* samples every metrics.interval from warmup: utilisation per COLO_USE_* kind */
     double *util[COLO_USE_KINDS];
     size_t n_util, cap_util;
@@ -323,6 +337,10 @@ int colo_variant_times(const colo_tenant_cfg_t *c, size_t k, const colo_gpu_t *g
  * the host waits for a copy unless the request is a graph. op_time[i] is op i's time. */
 colo_time_t colo_request_schedule(const colo_trace_t *tr, const colo_time_t *op_time,
                                   const colo_gpu_t *gpu, const colo_tenant_cfg_t *c);
+/* The same, with when each op starts into starts[i] (n_ops of them). */
+colo_time_t colo_request_schedule_ops(const colo_trace_t *tr, const colo_time_t *op_time,
+                                      const colo_gpu_t *gpu, const colo_tenant_cfg_t *c,
+                                      colo_time_t *starts);
 
 /* How a batch of b requests runs (docs/arrivals.md, "Batching"): a traced batch of b runs as
  * traced; between two traced batches, each kernel's time is interpolated between its two traces

@@ -160,6 +160,9 @@ int32_t colo_domain_request_lane(colo_tenant_run_t *t);
  * span ends on the timeline, and it is counted (colo_serving_drop). */
 void colo_domain_request_dropped(colo_tenant_run_t *t, const struct colo_request *q,
                                  colo_time_t started, colo_drop_reason_t why);
+/* A kernel's use alone where the time-slicing policy times it (t's place): SMs, L2 and DRAM
+ * bytes per ns. */
+void colo_domain_ts_use(const colo_kernel_work_t *w, const colo_tenant_run_t *t, double use[3]);
 /* Launches what the scheduler picks, until it holds the rest. */
 void colo_domain_dispatch(colo_domain_t *d);
 /* Stops the stream's running kernel, keeping its progress in kernel_left. */
@@ -168,6 +171,22 @@ void colo_domain_halt_kernel(colo_stream_run_t *s);
  * ignored): a copy goes to the copy engines, a kernel to its domain (time-slicing policy,
  * kernel scheduler, or straight onto the hardware model). */
 void colo_domain_op_ready(void *obj, int64_t arg);
+
+/* merge.c */
+
+/* Fidelity "merged" (docs/engine.md, "Merged kernels"): runs of trace v's consecutive kernels
+ * whose use differs by at most tol, back to back alone, as one kernel each in t->var[v], whose
+ * op_time and work (the trace's ops') it replaces. 0 or COLO_ENOMEM. */
+int colo_merge_variant(colo_tenant_run_t *t, size_t v, const colo_gpu_t *gpu, double tol);
+/* Before a run: merges the kernels of every tenant that may (colo_merge_variant): with
+ * fidelity "merged", runs within its tolerance; with "exact", runs that the time-slicing policy
+ * times alone (a MIG instance, or time-slicing, one stream per context) where the result is
+ * the same, byte for byte, as kernel by kernel (docs/engine.md). 0 or COLO_ENOMEM. */
+int colo_merge_start(colo_sim_t *sim);
+/* Adds to acc the use of the stream's timed op over [s->ts_since, now): its use times the time,
+ * or, for merged kernels, each one's use over its part of that time, as each would have added
+ * it; commit: the op's progress moves on. */
+void colo_merge_ts_add(colo_stream_run_t *s, colo_time_t now, double acc[3], bool commit);
 
 /* request_time.c */
 

@@ -69,6 +69,9 @@ typedef struct colo_vsuite {
     colo_vsource_t *sources;
     colo_vcase_t *cases;
     size_t runs; /* simulations made (identical runs are shared between cases) */
+    /* overrides every scenario run takes after its own (colosim validate --set), not owned */
+    const char *const *extra_sets;
+    size_t n_extra_sets;
 } colo_vsuite_t;
 
 /* The categories a case may have (docs/validation.md). */

@@ -252,8 +252,16 @@ static int evaluate(colo_vsuite_t *s, colo_vcase_t *c, const colo_vrun_t *r, con
     if (!res) {
         colo_error_t sub;
         colo_error_clear(&sub);
-        int rc =
-            colo_simulate_file(r->scenario, (const char *const *)r->sets, r->n_sets, &res, &sub);
+        size_t n = r->n_sets + s->n_extra_sets;
+        const char **sets = colo_malloc((n ? n : 1) * sizeof *sets);
+        if (!sets) {
+            colo_free(k);
+            return colo_error_set(err, COLO_ENOMEM, s->dir, 0, NULL, "out of memory");
+        }
+        for (size_t i = 0; i < n; i++)
+            sets[i] = i < r->n_sets ? r->sets[i] : s->extra_sets[i - r->n_sets];
+        int rc = colo_simulate_file(r->scenario, sets, n, &res, &sub);
+        colo_free(sets);
         if (rc) {
             colo_free(k);
             return run_error(s, c, r, r == &c->over, &sub, err);

@@ -119,6 +119,9 @@ if [ -d "$data" ]; then
         -o out/calibrate_gpu_benches.json
 fi
 
+# engine.events counts the events the engine popped, which its shortcuts exist to make fewer
+# (docs/engine.md, "Fewer events than kernels"): every other byte stays the same
+find out -type f -name '*.json' -exec sed -i -E 's/^( *)"events": [0-9]+/\1"events": "not compared"/' {} +
 (cd out && find . -type f | LC_ALL=C sort | sed 's|^\./||' | xargs sha256sum) > outputs.now
 if [ "$mode" = record ]; then
     cp outputs.now "$manifest"

@@ -1,0 +1,212 @@
+/* merge.c: the "merged" fidelity (docs/engine.md, "Merged kernels"): runs of a trace's
+ * consecutive kernels that use the SMs, L2 and DRAM alike, and run back to back when the request
+ * is alone, become one kernel each. The merged kernel takes as long alone as the run it stands
+ * for (to a nanosecond per kernel merged), holds the same SMs, and draws on each resource the
+ * run's average over its time: what is lost is the run's variation under contention. */
+#include "serving_internal.h"
+#include "alloc.h"
+#include "errors.h"
+
+#include <math.h>
+#include <string.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define USES 4
+
+/* Its use of the place alone, each a share of the place's: the SMs its blocks hold, their issue
+ * rate, and L2 and DRAM bandwidth per ns. */
+static void use_of(const colo_kernel_work_t *w, colo_place_rates_t pr, double u[USES])
+{
+    double t = colo_kernel_alone_at(w, pr.sms, pr.dram_rate, pr.l2_rate);
+    double held = (double)colo_kernel_sms_used(w, pr.sms) / pr.sms;
+    u[0] = held;
+    u[1] = t > 0 ? held * colo_kernel_compute_ns(w, pr.sms) / t : 0;
+    u[2] = t > 0 ? w->l2_bytes / t / pr.l2_rate : 0;
+    u[3] = t > 0 ? w->dram_bytes / t / pr.dram_rate : 0;
+}
+
+/* Whether kernel w may join a run whose time-weighted use so far is avg: each use within tol of
+ * avg. */
+static bool joins(const colo_kernel_work_t *w, colo_place_rates_t pr, const double avg[USES],
+                  double tol)
+{
+    double u[USES];
+    use_of(w, pr, u);
+    for (int k = 0; k < USES; k++)
+        if (fabs(u[k] - avg[k]) > tol) return false;
+    return true;
+}
+
+/* Kernels w[0..n) as one: compute and bytes summed, the widest grid, the memory rate of the
+ * fastest, and a fixed part that makes its time alone the sum of theirs. False when that part
+ * would be negative (it cannot be: the widest grid and fastest rate never take longer). */
+static bool merge_works(const colo_kernel_work_t *w, size_t n, colo_place_rates_t pr,
+                        colo_kernel_work_t *out)
+{
+    size_t widest = 0, fastest = 0, longest = 0;
+    double comp = 0, dram = 0, l2 = 0, ws = 0, target = 0, best_rate = -1, best_t = -1;
+    bool weight_bound = true;
+    for (size_t k = 0; k < n; k++) {
+        double rate = colo_kernel_memory_rate(&w[k], pr.sms, pr.dram_rate);
+        double t = colo_kernel_alone_at(&w[k], pr.sms, pr.dram_rate, pr.l2_rate);
+        if (w[k].blocks > w[widest].blocks) widest = k;
+        if (rate > best_rate) best_rate = rate, fastest = k;
+        if (t > best_t) best_t = t, longest = k;
+        comp += colo_kernel_compute_ns(&w[k], pr.sms);
+        dram += w[k].dram_bytes;
+        l2 += w[k].l2_bytes;
+        if (w[k].working_set > ws) ws = w[k].working_set;
+        target += t;
+        weight_bound &= w[k].weight_bound;
+    }
+    *out = w[0];
+    out->blocks = w[widest].blocks;
+    out->occ = w[widest].occ;
+    out->per_sm_rate = w[fastest].per_sm_rate;
+    out->mem_eff = w[fastest].mem_eff;
+    out->mem_cap = w[fastest].mem_cap;
+    out->math = w[longest].math;
+    out->math_src = w[longest].math_src;
+    out->wave_ns = comp / (double)colo_kernel_waves(out, pr.sms);
+    out->dram_bytes = dram;
+    out->l2_bytes = l2;
+    out->working_set = ws;
+    out->weight_bound = weight_bound;
+    out->fixed_ns = 0;
+    double body = colo_kernel_alone_ns(out, pr.sms, pr.dram_rate, dram);
+    out->fixed_ns = target - body;
+    return out->fixed_ns >= 0 &&
+           colo_kernel_alone_at(out, pr.sms, pr.dram_rate, pr.l2_rate) <= target * (1 + 1e-12);
+}
+
+int colo_merge_variant(colo_tenant_run_t *t, size_t v, const colo_gpu_t *gpu, double tol)
+{
+    const colo_tenant_cfg_t *c = t->cfg;
+    const colo_trace_t *tr = c->variants[v].trace;
+    struct colo_variant_run *var = &t->var[v];
+    colo_place_rates_t pr = t->rates;
+    size_t n = tr->n_ops;
+    colo_time_t *start = colo_malloc(n * sizeof *start);
+    colo_op_t *ops = colo_malloc(n * sizeof *ops);
+    colo_time_t *op_time = colo_malloc(n * sizeof *op_time);
+    colo_time_t *more = colo_calloc(n, sizeof *more);
+    colo_kernel_work_t *work = colo_calloc(n, sizeof *work);
+    size_t *first = colo_malloc(n * sizeof *first);
+    uint32_t *parts = colo_malloc(n * sizeof *parts);
+    if (!start || !ops || !op_time || !more || !work || !first || !parts) {
+        colo_free(start), colo_free(ops), colo_free(op_time), colo_free(more), colo_free(work);
+        colo_free(first), colo_free(parts);
+        return COLO_ENOMEM;
+    }
+    colo_request_schedule_ops(tr, var->op_time, gpu, c, start);
+    bool graphs = c->cuda_graphs;
+    colo_time_t spacing =
+        colo_time_from_ns((graphs ? gpu->launch.graph_us : gpu->launch.host_us) * 1e3);
+    size_t m = 0;
+    for (size_t i = 0; i < n;) {
+        size_t j = i + 1;
+        if (tr->ops[i].type == COLO_OP_KERNEL) {
+            double avg[USES], u[USES],
+                wt = colo_kernel_alone_at(&var->work[i], pr.sms, pr.dram_rate, pr.l2_rate);
+            use_of(&var->work[i], pr, avg);
+            while (j < n && tr->ops[j].type == COLO_OP_KERNEL &&
+                   start[j] == start[j - 1] + var->op_time[j - 1] &&
+                   joins(&var->work[j], pr, avg, tol)) {
+                double tj = colo_kernel_alone_at(&var->work[j], pr.sms, pr.dram_rate, pr.l2_rate);
+                use_of(&var->work[j], pr, u);
+                for (int k = 0; k < USES; k++)
+                    avg[k] = (avg[k] * wt + u[k] * tj) / (wt + tj);
+                wt += tj;
+                j++;
+            }
+            while (j > i + 1 && !merge_works(&var->work[i], j - i, pr, &work[m]))
+                j--; /* never: merge_works says why */
+            if (j == i + 1) work[m] = var->work[i];
+        }
+        ops[m] = tr->ops[i];
+        op_time[m] = 0;
+        first[m] = i;
+        parts[m] = (uint32_t)(j - i);
+        for (size_t k = i; k < j; k++) {
+            op_time[m] += var->op_time[k];
+            if (k > i) /* the host launches each, running ahead of the GPU */
+                more[m] +=
+                    colo_host_step(&tr->ops[k], false, graphs, false, c->host_launch, spacing);
+        }
+        m++;
+        i = j;
+    }
+    colo_free(start);
+    var->part_time = var->op_time;
+    var->part_work = var->work;
+    var->op_time = op_time;
+    var->work = work;
+    var->host_more = more;
+    var->part_first = first;
+    var->n_parts = parts;
+    var->merged = *tr;
+    var->merged.ops = ops;
+    var->merged.n_ops = var->merged.cap_ops = m;
+    var->first_kernel = SIZE_MAX;
+    for (size_t k = 0; k < m; k++)
+        if (ops[k].type == COLO_OP_KERNEL) {
+            if (var->first_kernel == SIZE_MAX) var->first_kernel = k;
+            var->last_kernel = k;
+        }
+    return 0;
+}
+
+void colo_merge_ts_add(colo_stream_run_t *s, colo_time_t now, double acc[3], bool commit)
+{
+    colo_time_t piece = now > s->ts_since ? now - s->ts_since : 0;
+    const struct colo_variant_run *v = s->t->llm ? NULL : &s->t->var[s->plan.var];
+    if (!v || !v->n_parts || v->n_parts[s->cur_op] <= 1) {
+        for (int k = 0; k < 3; k++)
+            acc[k] += s->ts_use[k] * (double)piece;
+        return;
+    }
+    /* the kernels merged into the op, one after the other in its time alone: each adds its
+     * use over the part of [op_done, op_done + piece) it ran, as it would have alone */
+    size_t first = v->part_first[s->cur_op];
+    colo_time_t off = 0, from = s->op_done, to = s->op_done + piece;
+    for (uint32_t j = 0; j < v->n_parts[s->cur_op] && off < to; j++) {
+        colo_time_t d = v->part_time[first + j], a = off > from ? off : from;
+        colo_time_t b = off + d < to ? off + d : to;
+        if (b > a) {
+            double u[3];
+            colo_domain_ts_use(&v->part_work[first + j], s->t, u);
+            for (int k = 0; k < 3; k++)
+                acc[k] += u[k] * (double)(b - a);
+        }
+        off += d;
+    }
+    if (commit) s->op_done = to;
+}
+
+int colo_merge_start(colo_sim_t *sim)
+{
+    const colo_scenario_t *sc = sim->sc;
+    int streams = 0;
+    for (size_t i = 0; i < sim->n; i++)
+        streams += sim->t[i].n_streams;
+    /* the host's steps never stretched: as many cores as streams may be busy */
+    bool host_free = sc->host.cores == 0 || streams <= sc->host.cores;
+    for (size_t i = 0; i < sim->n; i++) {
+        colo_tenant_run_t *t = &sim->t[i];
+        if (t->llm || t->cfg->n_variants != 1 || t->var[0].merged.n_ops) continue;
+        /* timed alone: only its own time-slice pieces, at integer times, decide when each ends */
+        bool timed = t->dom->kind == COLO_DOM_TIMESLICE && !t->dom->ts_exec;
+        double tol;
+        if (sc->merge)
+            tol = timed ? INFINITY : sc->merge_tolerance; /* timed: its use changes no time */
+        else if (timed && !sim->tl && !sim->ts_dram_in_solver && host_free &&
+                 t->cfg->max_batch == 0)
+            tol = INFINITY; /* kernel spans on a timeline; copies' DRAM beside its use; batches
+                             * scaled kernel by kernel: none of them */
+        else
+            continue;
+        if (colo_merge_variant(t, 0, sc->gpu, tol)) return COLO_ENOMEM;
+    }
+    return 0;
+}

@@ -1,0 +1,137 @@
+/* test_merge.c: fewer events than kernels (docs/engine.md, "Fewer events than kernels"),
+ * properties that could be false: where the time-slicing policy times a tenant's kernels alone
+ * (a MIG instance of its own, time-slicing with preemptions), the run that merges them gives
+ * the results of the run kernel by kernel, byte for byte, with a tenth of the events; with
+ * fidelity "merged" a request alone takes what it takes kernel by kernel, and a run under MPS
+ * has fewer events; a bad fidelity is refused. */
+#include "helpers.h"
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+TestSuite(merge, .init = test_init);
+
+static long long events_of(json_t *res)
+{
+    return (long long)json_integer_value(json_object_get(json_object_get(res, "engine"), "events"));
+}
+
+/* The results without the count of events popped (what the shortcut changes) as text. */
+static char *text_without_events(json_t *res)
+{
+    json_t *c = json_deep_copy(res);
+    json_object_del(json_object_get(c, "engine"), "events");
+    char *s = json_dumps(c, JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
+    json_decref(c);
+    return s;
+}
+
+/* A run with a timeline (every kernel an event: its span is drawn) against one without. */
+static void expect_same_with_fewer_events(const char *cfg, const char *const *sets, size_t n,
+                                          double fewer)
+{
+    test_run_t plain = run_scenario(src_path(cfg), sets, n);
+    test_run_t drawn = run_scenario_tl(src_path(cfg), sets, n, 1.0, 1.001);
+    char *a = text_without_events(plain.results), *b = text_without_events(drawn.results);
+    cr_assert(a && b);
+    cr_expect_str_eq(a, b, "%s: the results differ with kernels merged", cfg);
+    long long ea = events_of(plain.results), eb = events_of(drawn.results);
+    cr_expect_lt((double)ea * fewer, (double)eb, "%s: %lld events merged, %lld kernel by kernel",
+                 cfg, ea, eb);
+    free(a);
+    free(b);
+    run_free(&plain);
+    run_free(&drawn);
+}
+
+Test(merge, mig_instances_of_one_tenant_give_the_same_results_with_a_tenth_of_the_events)
+{
+    const char *sets[] = {"duration_s=4", "warmup_s=1"};
+    expect_same_with_fewer_events("tests/bench/data/mig_hour_7x1g.cfg", sets, 2, 5.0);
+}
+
+Test(merge, time_slicing_with_preemptions_gives_the_same_results)
+{
+    /* four tenants at 80 % of the GPU's time, 200 us slices: kernels merged are preempted
+     * inside and resumed where they stopped */
+    const char *sets[] = {"duration_s=4", "warmup_s=1", "sharing.timeslice=200"};
+    const char *cfg = "tests/bench/data/timeslice_hour_4tenants.cfg";
+    test_run_t r = run_scenario(src_path(cfg), sets, 3);
+    cr_expect_gt(result_num(json_object_get(r.results, "gpu"), "preemptions"), 1000);
+    run_free(&r);
+    expect_same_with_fewer_events(cfg, sets, 3, 3.0);
+}
+
+Test(merge, mps_is_kernel_by_kernel_in_exact_fidelity)
+{
+    const char *sets[] = {"duration_s=2", "warmup_s=1"};
+    test_run_t plain = run_scenario(src_path("tests/bench/data/mps_hour_4tenants.cfg"), sets, 2);
+    test_run_t drawn =
+        run_scenario_tl(src_path("tests/bench/data/mps_hour_4tenants.cfg"), sets, 2, 1.0, 1.001);
+    cr_expect_eq(events_of(plain.results), events_of(drawn.results));
+    run_free(&plain);
+    run_free(&drawn);
+}
+
+static double p50(const test_run_t *r, size_t i)
+{
+    return result_num(json_object_get(result_tenant(r, i), "latency_ms"), "p50");
+}
+
+Test(merge, a_request_alone_takes_as_long_merged)
+{
+    /* one request at a time: every kernel of the trace merged into one (tolerance 1) */
+    const char *exact[] = {"duration_s=20",
+                           "warmup_s=1",
+                           "tenants.a.arrival.rate=2",
+                           "tenants.b.arrival.rate=2",
+                           "tenants.c.arrival.rate=2",
+                           "tenants.d.arrival.rate=2"};
+    const char *merged[] = {"duration_s=20",
+                            "warmup_s=1",
+                            "tenants.a.arrival.rate=2",
+                            "tenants.b.arrival.rate=2",
+                            "tenants.c.arrival.rate=2",
+                            "tenants.d.arrival.rate=2",
+                            "fidelity.kernels=merged",
+                            "fidelity.tolerance=1"};
+    const char *cfg = "tests/bench/data/mps_hour_4tenants.cfg";
+    test_run_t e = run_scenario(src_path(cfg), exact, 6);
+    test_run_t m = run_scenario(src_path(cfg), merged, 8);
+    double iso = result_num(result_tenant(&e, 0), "isolated_ms");
+    /* a nanosecond per kernel merged at most (50 of them), within the histogram's 0.1 % */
+    cr_expect_lt(fabs(p50(&m, 0) - p50(&e, 0)), 0.002 * iso, "p50 %.6f merged, %.6f exact",
+                 p50(&m, 0), p50(&e, 0));
+    cr_expect_lt(events_of(m.results) * 10, events_of(e.results));
+    run_free(&e);
+    run_free(&m);
+}
+
+Test(merge, merged_kernels_make_fewer_events_under_mps)
+{
+    const char *exact[] = {"duration_s=3", "warmup_s=1"};
+    const char *merged[] = {"duration_s=3", "warmup_s=1", "fidelity.kernels=merged"};
+    const char *cfg = "scenarios/compare_three_tenants_h100.cfg";
+    test_run_t e = run_scenario(src_path(cfg), exact, 2);
+    test_run_t m = run_scenario(src_path(cfg), merged, 3);
+    cr_expect_lt((double)events_of(m.results), 0.8 * (double)events_of(e.results));
+    for (size_t i = 0; i < 3; i++) {
+        double te = result_num(result_tenant(&e, i), "throughput_rps");
+        double tm = result_num(result_tenant(&m, i), "throughput_rps");
+        cr_expect_lt(fabs(tm - te), 0.02 * te, "tenant %zu: %.2f merged, %.2f exact", i, tm, te);
+    }
+    run_free(&e);
+    run_free(&m);
+}
+
+Test(merge, a_bad_fidelity_is_refused)
+{
+    const char *cfg = src_path("tests/bench/data/mps_hour_4tenants.cfg");
+    const char *kind[] = {"fidelity.kernels=fast"};
+    cr_expect(strstr(scenario_load_error(cfg, kind, 1), "fidelity.kernels") ||
+              strstr(scenario_load_error(cfg, kind, 1), "kernels"));
+    const char *tol[] = {"fidelity.kernels=merged", "fidelity.tolerance=2"};
+    cr_expect(strstr(scenario_load_error(cfg, tol, 2), "tolerance"));
+}
