@@ -370,6 +370,11 @@ static void admit(colo_tenant_run_t *t, int *budget, bool chunked)
         if (L->free_blocks - (need - hit) - idle < L->watermark_blocks) break;
         long long q = r->target - hit * c->block_tokens;
         if (q > *budget) {
+            /* a whole request fits an iteration (colo_llm_cfg_resolve): else it would wait at
+             * the head forever, and the queue behind it */
+            COLO_CHECK(chunked || q <= c->max_num_batched_tokens,
+                       "tenant %s: %lld tokens to prefill, %d an iteration", t->cfg->name, q,
+                       c->max_num_batched_tokens);
             if (!chunked) break;
             q = *budget;
         }

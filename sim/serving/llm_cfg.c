@@ -12,6 +12,11 @@
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 #define MAX_TOKENS 10000000LL /* prompt or output tokens of one request: beyond any context */
+#define DEFAULT_BATCHED_TOKENS 2048 /* vLLM's llm.max_num_batched_tokens, at least */
+/* why, without chunking, one iteration must hold a whole request (colo_llm_cfg_resolve) */
+#define REPREFILL                                                                                  \
+    "a preempted request is prefilled again whole, its prompt and the tokens it generated, and "   \
+    "vLLM refuses a max_num_batched_tokens below max_model_len"
 
 long long colo_token_draw(const colo_token_dist_t *d, gsl_rng *rng)
 {
@@ -186,10 +191,13 @@ static int read_llm(const colo_cfg_reader_t *r, const config_setting_t *g, const
         return colo_cfg_error(r, ps, rc == COLO_EIO ? COLO_ENOENT : rc,
                               "cannot read the profile '%s': %s", c->profile_path, perr.text);
     }
-    /* vLLM's defaults (research notes: vllm/config.py): 256 sequences, 2048 tokens, 16-token
-     * blocks, 90 % of the memory, 1 % of the blocks as watermark */
+    /* vLLM's defaults (research notes: vllm/config.py): 256 sequences, 2048 tokens (without
+     * chunking at least the longest request: colo_llm_cfg_resolve), 16-token blocks, 90 % of
+     * the memory, 1 % of the blocks as watermark */
     c->max_num_seqs = 256;
-    c->max_num_batched_tokens = 2048;
+    c->max_num_batched_tokens = DEFAULT_BATCHED_TOKENS;
+    c->max_num_batched_tokens_given =
+        config_setting_get_member(g, "max_num_batched_tokens") != NULL;
     c->block_tokens = 16;
     c->layer_groups = 1;
     c->gpu_memory_utilization = 0.9;
@@ -269,6 +277,33 @@ int colo_llm_cfg_read(const colo_cfg_reader_t *r, const config_setting_t *t, con
     return 0;
 }
 
+/* The longest request of a replayed log (prompt and output tokens), its counts and its line,
+ * for the default of llm.max_num_batched_tokens, which sizes the activations and so the KV
+ * cache that scan_log then holds each record against. A record scan_log refuses is passed over
+ * here, and a fault in the log left to it (at its line, after the checks before it). */
+static int log_longest(const colo_arrival_cfg_t *arr, long long *prompt, long long *output,
+                       long long *line)
+{
+    colo_error_t quiet;
+    colo_error_clear(&quiet);
+    colo_arrival_state_t st;
+    memset(&st, 0, sizeof st);
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    int rc = rng ? colo_arrival_start(arr, &st, &quiet) : COLO_ENOMEM;
+    colo_time_t now = 0, at;
+    int count;
+    *prompt = *output = *line = 0;
+    while (!rc && (rc = colo_arrival_next(arr, &st, rng, now, &at, &count, &quiet)) == 0) {
+        now = at;
+        long long p = st.prompt_tokens, o = st.output_tokens;
+        if (p >= 1 && o >= 1 && p + o > *prompt + *output)
+            *prompt = p, *output = o, *line = st.line;
+    }
+    colo_arrival_stop(&st);
+    if (rng) gsl_rng_free(rng);
+    return rc == COLO_ENOMEM ? rc : 0;
+}
+
 static int cmp_ll(const void *a, const void *b)
 {
     long long x = *(const long long *)a, y = *(const long long *)b;
@@ -312,6 +347,14 @@ static int scan_log(colo_llm_cfg_t *c, const colo_arrival_cfg_t *arr, long long 
                                 p, c->max_num_batched_tokens);
             break;
         }
+        if (c->chunk_tokens == 0 && p + o > c->max_num_batched_tokens) { /* given: see resolve */
+            rc = colo_error_set(err, COLO_ERANGE, arr->path, (int)st.line, pk,
+                                "%lld prompt and %lld output tokens never fit one iteration of "
+                                "llm.max_num_batched_tokens = %d once preempted: " REPREFILL
+                                ": raise it, or chunk prefills (llm.chunk_tokens)",
+                                p, o, c->max_num_batched_tokens);
+            break;
+        }
         if (p + o > cap) {
             rc = colo_error_set(err, COLO_ERANGE, arr->path, (int)st.line, pk,
                                 "%lld prompt and %lld output tokens need a KV cache of %lld "
@@ -349,12 +392,75 @@ static int scan_log(colo_llm_cfg_t *c, const colo_arrival_cfg_t *arr, long long 
     return rc;
 }
 
+/* The setting of a synthetic tenant's longest prompt (prompt: true) or output. */
+static const config_setting_t *max_at(const config_setting_t *t, const colo_llm_cfg_t *c,
+                                      bool prompt)
+{
+    const config_setting_t *tok = config_setting_get_member(t, "tokens");
+    const config_setting_t *d = config_setting_get_member(tok, prompt ? "prompt" : "output");
+    if (!d)
+        return config_setting_get_member(
+            tok, c->prompts.kind == COLO_PROMPTS_GROUPS ? "shared_prefix" : "sessions");
+    colo_tokens_kind_t kind = prompt ? c->prompt.kind : c->output.kind;
+    return config_setting_get_member(d, kind == COLO_TOKENS_FIXED ? "value" : "max");
+}
+
+/* ... of its longest request: the output's where it is longer than the prompt */
+static const config_setting_t *longest_at(const config_setting_t *t, const colo_llm_cfg_t *c)
+{
+    return max_at(t, c, c->output.max <= c->prompt.max);
+}
+
+/* the default that the profile cannot time */
+#define DEFAULTS_TO                                                                                \
+    "without chunking llm.max_num_batched_tokens defaults to the longest request, %lld tokens, "   \
+    "as vLLM's to max_model_len (a preempted request is prefilled again whole, its prompt and "    \
+    "the tokens it generated), and the profile %s goes to %d tokens"
+
+/* Without chunking a preempted request is prefilled again whole, its prompt and the tokens it
+ * generated, in one iteration: one that never fits would wait at the head of the queue forever
+ * (llm.c, admit). So vLLM's scheduler, without chunked prefill, takes max_num_batched_tokens =
+ * max(max_model_len, 2048) by default and refuses a smaller one given (vllm-project/vllm
+ * @ 0004438383ee, vllm/config.py, SchedulerConfig.__post_init__ and _verify_args:
+ * "max_num_batched_tokens (X) is smaller than max_model_len (Y)"). The tenant's longest request
+ * stands for max_model_len: here the default; a value given is checked where the tokens are
+ * (colo_llm_cfg_resolve, scan_log). */
+static int default_batched_tokens(const colo_cfg_reader_t *r, const config_setting_t *t,
+                                  colo_llm_cfg_t *c, const struct colo_arrival_cfg *arrival)
+{
+    if (c->max_num_batched_tokens_given) return 0;
+    c->max_num_batched_tokens = DEFAULT_BATCHED_TOKENS; /* as read: resolve may run again */
+    if (c->chunk_tokens > 0) return 0;
+    long long prompt = c->prompt.max, output = c->output.max, line = 0;
+    const char *pk = arrival->format == COLO_LOG_AZURE ? "ContextTokens" : "input_length";
+    int rc;
+    if (c->prompt.kind == COLO_TOKENS_LOG && (rc = log_longest(arrival, &prompt, &output, &line)))
+        return rc;
+    if (prompt + output <= DEFAULT_BATCHED_TOKENS) return 0;
+    int most = colo_llm_profile_max_tokens(c->profile);
+    if (prompt + output > most) {
+        if (c->prompt.kind == COLO_TOKENS_LOG)
+            return colo_error_set(r->err, COLO_ERANGE, arrival->path, (int)line, pk,
+                                  "%lld prompt and %lld output tokens, the log's longest "
+                                  "request: " DEFAULTS_TO ": chunk prefills (llm.chunk_tokens)",
+                                  prompt, output, prompt + output, c->profile_path, most);
+        return colo_cfg_error(r, longest_at(t, c), COLO_ERANGE,
+                              "requests of up to %lld prompt and %lld output tokens: " DEFAULTS_TO
+                              ": chunk prefills (llm.chunk_tokens), or shorten the requests",
+                              prompt, output, prompt + output, c->profile_path, most);
+    }
+    c->max_num_batched_tokens = (int)(prompt + output);
+    return 0;
+}
+
 int colo_llm_cfg_resolve(const colo_cfg_reader_t *r, const config_setting_t *t, colo_llm_cfg_t *c,
                          const struct colo_arrival_cfg *arrival, double memory_gib,
                          const char *from)
 {
     const colo_llm_profile_t *p = c->profile;
     const config_setting_t *g = config_setting_get_member(t, "llm");
+    int rc = default_batched_tokens(r, t, c, arrival);
+    if (rc) return rc;
     /* FP8 halves the FP16 profile's weights and each token's keys and values */
     double elem = c->precision == COLO_MATH_FP8 ? 0.5 : 1.0;
     c->weights_gib = colo_llm_weight_bytes(p) * elem / GIB;
@@ -411,37 +517,27 @@ int colo_llm_cfg_resolve(const colo_cfg_reader_t *r, const config_setting_t *t, 
                               most, at ? "" : " (the default of llm.", at ? "" : key, at ? "" : ")",
                               c->profile_path, colo_llm_profile_max_tokens(p));
     }
-    if (c->prompt.kind == COLO_TOKENS_LOG) {
-        int rc = scan_log(c, arrival, cap, r->err);
-        if (rc) return rc;
-    } else {
-        const config_setting_t *tok = config_setting_get_member(t, "tokens");
-        const config_setting_t *pm = config_setting_get_member(tok, "prompt");
-        const config_setting_t *pmax =
-            !pm ? config_setting_get_member(tok, c->prompts.kind == COLO_PROMPTS_GROUPS
-                                                     ? "shared_prefix"
-                                                     : "sessions")
-                : config_setting_get_member(pm, c->prompt.kind == COLO_TOKENS_FIXED ? "value"
-                                                                                    : "max");
-        if (c->chunk_tokens == 0 && c->prompt.max > c->max_num_batched_tokens)
-            return colo_cfg_error(r, pmax, COLO_ERANGE,
-                                  "prompts of up to %lld tokens never fit one iteration of "
-                                  "llm.max_num_batched_tokens = %d: raise it, or chunk prefills "
-                                  "(llm.chunk_tokens)",
-                                  c->prompt.max, c->max_num_batched_tokens);
-        if (c->prompt.max + c->output.max > cap) {
-            if (c->output.max > c->prompt.max) { /* the output is what does not fit */
-                const config_setting_t *om = config_setting_get_member(tok, "output");
-                pmax = config_setting_get_member(om, c->output.kind == COLO_TOKENS_FIXED ? "value"
-                                                                                         : "max");
-            }
-            return colo_cfg_error(r, pmax, COLO_ERANGE,
-                                  "a request of %lld prompt and %lld output tokens needs a KV "
-                                  "cache of %lld tokens; the tenant's holds %lld (%.2f GiB)",
-                                  c->prompt.max, c->output.max, c->prompt.max + c->output.max, cap,
-                                  c->kv_cache_gib);
-        }
+    if (c->prompt.kind == COLO_TOKENS_LOG) return scan_log(c, arrival, cap, r->err);
+    long long longest = c->prompt.max + c->output.max;
+    if (c->chunk_tokens == 0 && c->prompt.max > c->max_num_batched_tokens)
+        return colo_cfg_error(r, max_at(t, c, true), COLO_ERANGE,
+                              "prompts of up to %lld tokens never fit one iteration of "
+                              "llm.max_num_batched_tokens = %d: raise it, or chunk prefills "
+                              "(llm.chunk_tokens)",
+                              c->prompt.max, c->max_num_batched_tokens);
+    if (c->chunk_tokens == 0 && longest > c->max_num_batched_tokens) { /* given: see above */
+        const config_setting_t *at = config_setting_get_member(g, "max_num_batched_tokens");
+        return colo_cfg_error(r, at ? at : g, COLO_ERANGE,
+                              "requests of up to %lld prompt and %lld output tokens never fit "
+                              "one iteration of %d tokens once preempted: " REPREFILL
+                              ": raise it to %lld, or chunk prefills (llm.chunk_tokens)",
+                              c->prompt.max, c->output.max, c->max_num_batched_tokens, longest);
     }
+    if (longest > cap)
+        return colo_cfg_error(r, longest_at(t, c), COLO_ERANGE,
+                              "a request of %lld prompt and %lld output tokens needs a KV "
+                              "cache of %lld tokens; the tenant's holds %lld (%.2f GiB)",
+                              c->prompt.max, c->output.max, longest, cap, c->kv_cache_gib);
     return 0;
 }
 

@@ -41,7 +41,10 @@ typedef struct colo_llm_cfg {
                                     * table (borrowed; set when the scenario is resolved) */
     /* the engine (vLLM's names) */
     int max_num_seqs;           /* sequences in one iteration at most */
-    int max_num_batched_tokens; /* tokens in one iteration at most, without chunking */
+    int max_num_batched_tokens; /* tokens in one iteration at most, without chunking; not
+                                 * given: 2048, raised without chunking to the longest request
+                                 * (colo_llm_cfg_resolve) */
+    bool max_num_batched_tokens_given; /* llm.max_num_batched_tokens was written */
     int chunk_tokens;           /* > 0: chunked prefill, decodes first, this budget per iteration */
     int block_tokens;           /* tokens per KV-cache block */
     int layer_groups;           /* kernels per operator per iteration */
@@ -80,9 +83,13 @@ int colo_llm_cfg_read(const colo_cfg_reader_t *r, const config_setting_t *t, con
 
 /* Sizes the KV cache from memory_gib of memory (from: which setting gave it, static) once the
  * tenant's place is known, and checks that requests fit: an iteration within the profile's
- * tokens, a prompt within one iteration (without chunking), a request within the cache. Tokens
- * from a replayed log (arrival): every record of it is read here, so that a bad count is
- * reported, at its line, before the run; the typical request is the log's median. */
+ * tokens, a whole request within one iteration (without chunking: a preempted request is
+ * prefilled again with the tokens it generated), a request within the cache. Without chunking
+ * and without llm.max_num_batched_tokens, that is set to the longest request (prompt and output
+ * tokens), at least 2048, as vLLM sets it to max_model_len. Tokens from a replayed log
+ * (arrival): every record of it is read here, so that a bad count is reported, at its line,
+ * before the run (twice where the default needs the longest record first); the typical
+ * request is the log's median. */
 struct colo_arrival_cfg;
 int colo_llm_cfg_resolve(const colo_cfg_reader_t *r, const config_setting_t *t, colo_llm_cfg_t *c,
                          const struct colo_arrival_cfg *arrival, double memory_gib,

@@ -283,3 +283,80 @@ Test(llm, an_azure_log_gives_each_request_its_tokens)
     cr_expect_gt(c->typical_prompt, 1);
     colo_scenario_free(sc);
 }
+
+/* The tenant's llm.max_num_batched_tokens once loaded with sets (tenant i). */
+static int batched_tokens(const char *rel, const char *const *sets, size_t n, size_t i)
+{
+    colo_error_t err;
+    colo_error_clear(&err);
+    colo_scenario_t *sc;
+    cr_assert_eq(colo_scenario_load(src_path(rel), sets, n, &sc, &err), 0, "%s", err.text);
+    int v = sc->tenants[i].llm->max_num_batched_tokens;
+    colo_scenario_free(sc);
+    return v;
+}
+
+/* Without chunking a preempted request is prefilled again whole (prompt and generated tokens)
+ * in one iteration: not given, the budget is the longest request, at least 2048, as vLLM's is
+ * max_model_len; with chunking it stays 2048; given, it is kept, and refused below the longest
+ * request. */
+Test(llm, without_chunking_the_default_iteration_holds_the_longest_request)
+{
+    const char *cfg = "tests/fixtures/llm/one_llm.cfg";
+    cr_expect_eq(batched_tokens(cfg, NULL, 0, 0), 2048); /* 256 + 64 tokens */
+    const char *longer[] = {
+        "tenants.[0].tokens.prompt.value=3000", "tenants.[0].tokens.output.min=100",
+        "tenants.[0].tokens.output.max=500", "tenants.[0].llm.chunk_tokens=512"};
+    cr_expect_eq(batched_tokens(cfg, longer, 3, 0), 3500);
+    cr_expect_eq(batched_tokens(cfg, longer, 4, 0), 2048);
+    const char *given[] = {longer[0], longer[1], longer[2],
+                           "tenants.[0].llm.max_num_batched_tokens=4096"};
+    cr_expect_eq(batched_tokens(cfg, given, 4, 0), 4096);
+    /* the shipped scenario's lognormal draws are cut at 2048 and 1024 tokens */
+    cr_expect_eq(batched_tokens("scenarios/llm_two_llama_h100.cfg", NULL, 0, 1), 3072);
+    /* a replayed log: its longest record, line 4's 7833 + 374 tokens */
+    cr_expect_eq(batched_tokens("tests/fixtures/llm/mooncake.cfg", NULL, 0, 0), 8207);
+    const char *below[] = {longer[0], longer[1], longer[2],
+                           "tenants.[0].llm.max_num_batched_tokens=3499"};
+    const char *msg = scenario_load_error(src_path(cfg), below, 4);
+    cr_expect(strstr(msg, "tenants.[0].llm.max_num_batched_tokens: requests of up to 3000 "
+                          "prompt and 500 output tokens never fit one iteration of 3499 tokens "
+                          "once preempted: a preempted request is prefilled again whole") &&
+                  strstr(msg, "raise it to 3500, or chunk prefills (llm.chunk_tokens)"),
+              "%s", msg);
+    below[3] = "tenants.[0].llm.max_num_batched_tokens=3500";
+    cr_expect_eq(batched_tokens(cfg, below, 4, 0), 3500);
+}
+
+/* Two to eight requests of 100 prompt and 2400 output tokens at once, in a KV cache of 286
+ * blocks: the latest-arrived is preempted once the cache is full, some after generating more
+ * than 1948 tokens, and waits at the head of the queue to be prefilled again whole. Under an
+ * iteration of 2048 tokens (the default before) such a request never fit one: the tenant
+ * completed the first request and none after it, with the rest in flight forever. */
+Test(llm, a_request_preempted_past_the_old_budget_is_prefilled_again_and_the_queue_moves_on)
+{
+    static const char *const samples[] = {"tenants.[0].arrival.samples=2",
+                                          "tenants.[0].arrival.samples=8"};
+    for (size_t k = 0; k < 2; k++) {
+        const char *sets[] = {"tenants.[0].arrival.process=mlperf",
+                              "tenants.[0].arrival.scenario=Offline",
+                              samples[k],
+                              "tenants.[0].tokens.prompt.value=100",
+                              "tenants.[0].tokens.output.min=2400",
+                              "tenants.[0].tokens.output.max=2400",
+                              "tenants.[0].llm.kv_cache_gib=1.4",
+                              "tenants.[1].arrival.rate=0.001",
+                              "warmup_s=0",
+                              "duration_s=60",
+                              "drain_s=120"};
+        test_run_t r = run_scenario(src_path("tests/fixtures/llm/one_llm.cfg"), sets, 11);
+        json_t *t = result_tenant(&r, 0);
+        double arrived = result_num(t, "arrived"), done = result_num(t, "completed");
+        cr_expect_eq(r.sc->tenants[0].llm->max_num_batched_tokens, 2500);
+        cr_expect_gt(result_num(llm_of(&r), "preemptions"), 0, "%s", samples[k]);
+        cr_expect(arrived >= 2 && done == arrived, "%s: %.0f of %.0f requests completed",
+                  samples[k], done, arrived);
+        cr_expect_eq(result_num(t, "in_flight"), 0, "%s", samples[k]);
+        run_free(&r);
+    }
+}
