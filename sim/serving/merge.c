@@ -94,11 +94,14 @@ int colo_merge_variant(colo_tenant_run_t *t, size_t v, const colo_gpu_t *gpu, do
     colo_kernel_work_t *work = colo_calloc(n, sizeof *work);
     size_t *first = colo_malloc(n * sizeof *first);
     uint32_t *parts = colo_malloc(n * sizeof *parts);
-    if (!start || !ops || !op_time || !more || !work || !first || !parts) {
+    double *use = colo_malloc(3 * n * sizeof *use);
+    if (!start || !ops || !op_time || !more || !work || !first || !parts || !use) {
         colo_free(start), colo_free(ops), colo_free(op_time), colo_free(more), colo_free(work);
-        colo_free(first), colo_free(parts);
+        colo_free(first), colo_free(parts), colo_free(use);
         return COLO_ENOMEM;
     }
+    for (size_t i = 0; i < n; i++) /* each kernel's use alone, as ts_observe works it out */
+        colo_domain_ts_use(&var->work[i], t, &use[3 * i]);
     colo_request_schedule_ops(tr, var->op_time, gpu, c, start);
     bool graphs = c->cuda_graphs;
     colo_time_t spacing =
@@ -145,6 +148,7 @@ int colo_merge_variant(colo_tenant_run_t *t, size_t v, const colo_gpu_t *gpu, do
     var->host_more = more;
     var->part_first = first;
     var->n_parts = parts;
+    var->part_use = use;
     var->merged = *tr;
     var->merged.ops = ops;
     var->merged.n_ops = var->merged.cap_ops = m;
@@ -173,12 +177,9 @@ void colo_merge_ts_add(colo_stream_run_t *s, colo_time_t now, double acc[3], boo
     for (uint32_t j = 0; j < v->n_parts[s->cur_op] && off < to; j++) {
         colo_time_t d = v->part_time[first + j], a = off > from ? off : from;
         colo_time_t b = off + d < to ? off + d : to;
-        if (b > a) {
-            double u[3];
-            colo_domain_ts_use(&v->part_work[first + j], s->t, u);
+        if (b > a)
             for (int k = 0; k < 3; k++)
-                acc[k] += u[k] * (double)(b - a);
-        }
+                acc[k] += v->part_use[3 * (first + j) + (size_t)k] * (double)(b - a);
         off += d;
     }
     if (commit) s->op_done = to;

@@ -722,6 +722,7 @@ void colo_sim_free(colo_sim_t *sim)
                 colo_free(t->var[k].n_parts);
                 colo_free(t->var[k].part_time);
                 colo_free(t->var[k].part_work);
+                colo_free(t->var[k].part_use);
             }
             colo_free(t->var);
             colo_free(t->totals);

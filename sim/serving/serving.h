@@ -139,6 +139,7 @@ typedef struct colo_tenant_run {
         uint32_t *n_parts;
         colo_time_t *part_time;
         colo_kernel_work_t *part_work;
+        double *part_use; /* 3 per kernel: its use alone where timed (colo_domain_ts_use) */
     } * var;
     colo_time_t *totals;  /* one run of each trace alone, for colo_batch_plan */
     colo_time_t isolated; /* one request alone, start to finish */
