@@ -195,16 +195,18 @@ int colo_merge_start(colo_sim_t *sim)
     bool host_free = sc->host.cores == 0 || streams <= sc->host.cores;
     for (size_t i = 0; i < sim->n; i++) {
         colo_tenant_run_t *t = &sim->t[i];
-        if (t->llm || t->cfg->n_variants != 1 || t->var[0].merged.n_ops) continue;
+        /* one trace run as traced: batches of other sizes scale or interpolate it kernel by
+         * kernel, which a merged kernel does not stand for */
+        if (t->llm || t->cfg->n_variants != 1 || t->cfg->max_batch != 0 || t->var[0].merged.n_ops)
+            continue;
         /* timed alone: only its own time-slice pieces, at integer times, decide when each ends */
         bool timed = t->dom->kind == COLO_DOM_TIMESLICE && !t->dom->ts_exec;
         double tol;
         if (sc->merge)
             tol = timed ? INFINITY : sc->merge_tolerance; /* timed: its use changes no time */
-        else if (timed && !sim->tl && !sim->ts_dram_in_solver && host_free &&
-                 t->cfg->max_batch == 0)
-            tol = INFINITY; /* kernel spans on a timeline; copies' DRAM beside its use; batches
-                             * scaled kernel by kernel: none of them */
+        else if (timed && !sim->tl && !sim->ts_dram_in_solver && host_free)
+            tol = INFINITY; /* not with kernel spans on a timeline, nor copies' DRAM beside its
+                             * use */
         else
             continue;
         if (colo_merge_variant(t, 0, sc->gpu, tol)) return COLO_ENOMEM;
