@@ -101,7 +101,10 @@ int colo_merge_variant(colo_tenant_run_t *t, size_t v, const colo_gpu_t *gpu, do
         return COLO_ENOMEM;
     }
     for (size_t i = 0; i < n; i++) /* each kernel's use alone, as ts_observe works it out */
-        colo_domain_ts_use(&var->work[i], t, &use[3 * i]);
+        if (tr->ops[i].type == COLO_OP_KERNEL)
+            colo_domain_ts_use(&var->work[i], t, &use[3 * i]);
+        else
+            use[3 * i] = use[3 * i + 1] = use[3 * i + 2] = 0;
     colo_request_schedule_ops(tr, var->op_time, gpu, c, start);
     bool graphs = c->cuda_graphs;
     colo_time_t spacing =

@@ -33,7 +33,7 @@ for f in "$@"; do
         "\(worst(.latency_ms.p50) * 10 | round / 10) | \(worst(.latency_ms.p99) * 10 | round / 10) | " +
         "\(worst(.throughput_rps) * 10 | round / 10) |"' -r | tee -a "$tmp/rows"
 done
-awk -F'|' 'NF > 10 && $9 ~ /[0-9]/ { p50[n] = $9 + 0; p99[n] = $10 + 0; thr[n] = $11 + 0; n++ }
+awk -F'|' 'BEGIN { n = 0 } NF > 10 && $3 ~ /^ *[0-9]+ *$/ { p50[n] = $9 + 0; p99[n] = $10 + 0; thr[n] = $11 + 0; n++ }
     function med(a, n,   i, j, t) { for (i = 0; i < n; i++) for (j = i + 1; j < n; j++)
         if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t } return n ? (n % 2 ? a[int(n / 2)] : (a[n / 2 - 1] + a[n / 2]) / 2) : 0 }
     function mx(a, n,   i, m) { m = 0; for (i = 0; i < n; i++) if (a[i] > m) m = a[i]; return m }
