@@ -77,7 +77,7 @@ json_t *colo_results_warnings(const colo_sim_t *sim)
                  sc->host.cores, 100 * sat / window);
         bad |= note(a, "", "host_saturated", -1, text);
     }
-    if (!bad && sc->merge) { /* approximate on purpose (docs/engine.md, "Merged kernels") */
+    if (!bad && sc->merge) { /* approximate on purpose (docs/engine.md, "Fewer events than kernels") */
         char text[256];
         snprintf(text, sizeof text,
                  "fidelity.kernels = \"merged\" (tolerance %g): runs of similar kernels ran as "

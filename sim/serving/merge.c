@@ -1,8 +1,10 @@
-/* merge.c: the "merged" fidelity (docs/engine.md, "Merged kernels"): runs of a trace's
- * consecutive kernels that use the SMs, L2 and DRAM alike, and run back to back when the request
- * is alone, become one kernel each. The merged kernel takes as long alone as the run it stands
- * for (to a nanosecond per kernel merged), holds the same SMs, and draws on each resource the
- * run's average over its time: what is lost is the run's variation under contention. */
+/* merge.c: fewer events than kernels (docs/engine.md, "Fewer events than kernels"). Runs of a
+ * trace's consecutive kernels that run back to back when the request is alone become one op
+ * each: exactly where the time-slicing policy times them alone (each run's last kernel kept
+ * apart, so that its end is scheduled when it starts, as kernel by kernel), and, with fidelity
+ * "merged", wherever their use of the SMs, L2 and DRAM is alike: the merged kernel takes as long
+ * alone as the run, holds the widest grid's SMs and draws on each resource the run's average,
+ * which loses the run's variation under contention. */
 #include "serving_internal.h"
 #include "alloc.h"
 #include "errors.h"
@@ -76,11 +78,13 @@ static bool merge_works(const colo_kernel_work_t *w, size_t n, colo_place_rates_
     out->fixed_ns = 0;
     double body = colo_kernel_alone_ns(out, pr.sms, pr.dram_rate, dram);
     out->fixed_ns = target - body;
+    if (out->fixed_ns < 0 && out->fixed_ns > -1e-9 * target) out->fixed_ns = 0; /* rounding */
     return out->fixed_ns >= 0 &&
            colo_kernel_alone_at(out, pr.sms, pr.dram_rate, pr.l2_rate) <= target * (1 + 1e-12);
 }
 
-int colo_merge_variant(colo_tenant_run_t *t, size_t v, const colo_gpu_t *gpu, double tol)
+int colo_merge_variant(colo_tenant_run_t *t, size_t v, const colo_gpu_t *gpu, double tol,
+                       bool keep_last)
 {
     const colo_tenant_cfg_t *c = t->cfg;
     const colo_trace_t *tr = c->variants[v].trace;
@@ -121,11 +125,15 @@ int colo_merge_variant(colo_tenant_run_t *t, size_t v, const colo_gpu_t *gpu, do
                    joins(&var->work[j], pr, avg, tol)) {
                 double tj = colo_kernel_alone_at(&var->work[j], pr.sms, pr.dram_rate, pr.l2_rate);
                 use_of(&var->work[j], pr, u);
-                for (int k = 0; k < USES; k++)
+                for (int k = 0; k < USES && wt + tj > 0; k++)
                     avg[k] = (avg[k] * wt + u[k] * tj) / (wt + tj);
                 wt += tj;
                 j++;
             }
+            /* keep_last: the run's last kernel its own op, its end scheduled when it starts, as
+             * kernel by kernel: events due at the same nanosecond as the request's end come in
+             * the same order */
+            if (keep_last) j = j - i >= 3 ? j - 1 : i + 1;
             while (j > i + 1 && !merge_works(&var->work[i], j - i, pr, &work[m]))
                 j--; /* never: merge_works says why */
             if (j == i + 1) work[m] = var->work[i];
@@ -212,7 +220,7 @@ int colo_merge_start(colo_sim_t *sim)
                              * use */
         else
             continue;
-        if (colo_merge_variant(t, 0, sc->gpu, tol)) return COLO_ENOMEM;
+        if (colo_merge_variant(t, 0, sc->gpu, tol, !sc->merge)) return COLO_ENOMEM;
     }
     return 0;
 }

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE /* realpath's PATH_MAX */
 #include "plugin.h"
 #include "alloc.h"
+#include "simtime.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -10,6 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* A plug-in may call the C99 inline functions of the headers it includes without inlining them
+ * (built without optimisation): their external definitions must be in the program, which links
+ * them only when one of its own calls is not inlined. This reference keeps them. */
+__attribute__((used)) static colo_time_t (*const keep_time_from_ns)(double) = colo_time_from_ns;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static char **loaded; /* real paths of the plug-ins loaded, never unloaded */

@@ -440,7 +440,7 @@ static int read_host(const colo_cfg_reader_t *r, const config_setting_t *root, c
     return 0;
 }
 
-/* fidelity = { kernels; tolerance; } (docs/engine.md, "Merged kernels"): "exact" (each kernel
+/* fidelity = { kernels; tolerance; } (docs/engine.md, "Fewer events than kernels"): "exact" (each kernel
  * an activity), or "merged": runs of a trace's consecutive kernels whose use of the SMs, L2 and
  * DRAM differs by at most tolerance (a share of each) run as one kernel. */
 static int read_fidelity(const colo_cfg_reader_t *r, const config_setting_t *root,

@@ -327,11 +327,10 @@ static void next_arrival(colo_tenant_run_t *t, colo_time_t now)
     colo_sim_t *sim = t->sim;
     colo_time_t at;
     int count;
-    colo_error_t err;
-    colo_error_clear(&err);
-    int rc = colo_arrival_next(&t->cfg->arrival, &t->arrivals, t->rng, now, &at, &count, &err);
+    /* an input error (a malformed log) lands in the run's own, clear until one happens: no
+     * 1.5 KB cleared for every arrival (3.6 % of the MIG hour) */
+    int rc = colo_arrival_next(&t->cfg->arrival, &t->arrivals, t->rng, now, &at, &count, &sim->err);
     if (rc < 0) {
-        sim->err = err;
         colo_serving_fail(sim, rc);
         return;
     }

@@ -174,10 +174,12 @@ void colo_domain_op_ready(void *obj, int64_t arg);
 
 /* merge.c */
 
-/* Fidelity "merged" (docs/engine.md, "Merged kernels"): runs of trace v's consecutive kernels
- * whose use differs by at most tol, back to back alone, as one kernel each in t->var[v], whose
- * op_time and work (the trace's ops') it replaces. 0 or COLO_ENOMEM. */
-int colo_merge_variant(colo_tenant_run_t *t, size_t v, const colo_gpu_t *gpu, double tol);
+/* Runs of trace v's consecutive kernels whose use differs by at most tol, back to back alone, as
+ * one kernel each in t->var[v], whose op_time and work (the trace's ops') it replaces; keep_last:
+ * each run's last kernel stays its own op (docs/engine.md, "Fewer events than kernels"). 0 or
+ * COLO_ENOMEM. */
+int colo_merge_variant(colo_tenant_run_t *t, size_t v, const colo_gpu_t *gpu, double tol,
+                       bool keep_last);
 /* Before a run: merges the kernels of every tenant that may (colo_merge_variant): with
  * fidelity "merged", runs within its tolerance; with "exact", runs that the time-slicing policy
  * times alone (a MIG instance, or time-slicing, one stream per context) where the result is

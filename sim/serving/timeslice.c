@@ -101,8 +101,9 @@ static void begin_slice(colo_ts_t *ts)
     ts->phase = COLO_TS_OWNED;
     tell_owner(ts, ts->owner, false);
     ts->resident = ts->owner;
-    note_failure(
-        ts, colo_eq_schedule(ts->eq, ts->eq->now + ts->slice, on_slice_end, ts, 0, &ts->slice_ev));
+    if (ts->n > 1) /* alone (a MIG instance of one context): nobody ever waits for its slice */
+        note_failure(ts, colo_eq_schedule(ts->eq, ts->eq->now + ts->slice, on_slice_end, ts, 0,
+                                          &ts->slice_ev));
     start_kernel(ts);
 }
 

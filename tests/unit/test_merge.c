@@ -64,6 +64,17 @@ Test(merge, time_slicing_with_preemptions_gives_the_same_results)
     expect_same_with_fewer_events(cfg, sets, 3, 3.0);
 }
 
+Test(merge, an_arrival_at_the_nanosecond_a_request_ends_comes_in_the_same_order)
+{
+    /* a request takes 1,053,600 ns alone and arrivals come every 526,800 ns with one place in
+     * the queue: whether the arrival at a request's end finds the queue full depends on which
+     * of the two events comes first at that nanosecond (a reviewer's case) */
+    const char *sets[] = {"duration_s=2", "warmup_s=0.5", "sharing.switch_us=0",
+                          "tenants=({name=\"a\"; trace=\"synthetic50_h100.json\"; queue_limit=1; "
+                          "arrival={process=\"constant\"; rate=1898.2536066818527;};})"};
+    expect_same_with_fewer_events("tests/bench/data/timeslice_hour_4tenants.cfg", sets, 4, 3.0);
+}
+
 Test(merge, mps_is_kernel_by_kernel_in_exact_fidelity)
 {
     const char *sets[] = {"duration_s=2", "warmup_s=1"};
