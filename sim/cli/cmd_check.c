@@ -60,6 +60,10 @@ static void print_sharing(const colo_scenario_t *sc)
         printf("colours   DRAM channels in %d colours of %d\n", sc->sharing.colours,
                sc->gpu->memory.channels / sc->sharing.colours);
     if (sc->pcie_fair) printf("pcie      fair: tenants share each direction by pcie_weight\n");
+    if (sc->merge)
+        printf("fidelity  merged: runs of kernels within %g of their average use run as one "
+               "(approximate; docs/engine.md)\n",
+               sc->merge_tolerance);
     print_host(sc);
     switch (sc->sharing.mode) {
     case COLO_SHARE_TIMESLICE:
