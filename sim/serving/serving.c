@@ -715,7 +715,7 @@ void colo_sim_free(colo_sim_t *sim)
             for (size_t k = 0; t->var && k < t->cfg->n_variants; k++) {
                 colo_free(t->var[k].op_time);
                 colo_free(t->var[k].work);
-                if (t->var[k].merged.n_ops) colo_free(t->var[k].merged.ops);
+                colo_free(t->var[k].merged.ops);
                 colo_free(t->var[k].host_more);
                 colo_free(t->var[k].part_first);
                 colo_free(t->var[k].n_parts);
