@@ -10,15 +10,12 @@
 #include "errors.h"
 
 #include <math.h>
-#include <string.h>
-#include <stdio.h>
-#include <stdlib.h>
 
 #define USES 4
 
 /* Its use of the place alone, each a share of the place's: the SMs its blocks hold, their issue
- * rate, and L2 and DRAM bandwidth per ns. */
-static void use_of(const colo_kernel_work_t *w, colo_place_rates_t pr, double u[USES])
+ * rate, and L2 and DRAM bandwidth per ns. Returns its time alone. */
+static double use_of(const colo_kernel_work_t *w, colo_place_rates_t pr, double u[USES])
 {
     double t = colo_kernel_alone_at(w, pr.sms, pr.dram_rate, pr.l2_rate);
     double held = (double)colo_kernel_sms_used(w, pr.sms) / pr.sms;
@@ -26,15 +23,13 @@ static void use_of(const colo_kernel_work_t *w, colo_place_rates_t pr, double u[
     u[1] = t > 0 ? held * colo_kernel_compute_ns(w, pr.sms) / t : 0;
     u[2] = t > 0 ? w->l2_bytes / t / pr.l2_rate : 0;
     u[3] = t > 0 ? w->dram_bytes / t / pr.dram_rate : 0;
+    return t;
 }
 
-/* Whether kernel w may join a run whose time-weighted use so far is avg: each use within tol of
- * avg. */
-static bool joins(const colo_kernel_work_t *w, colo_place_rates_t pr, const double avg[USES],
-                  double tol)
+/* Whether a kernel of use u may join a run whose time-weighted use so far is avg: each within
+ * tol. */
+static bool joins(const double u[USES], const double avg[USES], double tol)
 {
-    double u[USES];
-    use_of(w, pr, u);
     for (int k = 0; k < USES; k++)
         if (fabs(u[k] - avg[k]) > tol) return false;
     return true;
@@ -117,14 +112,11 @@ int colo_merge_variant(colo_tenant_run_t *t, size_t v, const colo_gpu_t *gpu, do
     for (size_t i = 0; i < n;) {
         size_t j = i + 1;
         if (tr->ops[i].type == COLO_OP_KERNEL) {
-            double avg[USES], u[USES],
-                wt = colo_kernel_alone_at(&var->work[i], pr.sms, pr.dram_rate, pr.l2_rate);
-            use_of(&var->work[i], pr, avg);
+            double avg[USES], u[USES], wt = use_of(&var->work[i], pr, avg);
             while (j < n && tr->ops[j].type == COLO_OP_KERNEL &&
-                   start[j] == start[j - 1] + var->op_time[j - 1] &&
-                   joins(&var->work[j], pr, avg, tol)) {
-                double tj = colo_kernel_alone_at(&var->work[j], pr.sms, pr.dram_rate, pr.l2_rate);
-                use_of(&var->work[j], pr, u);
+                   start[j] == start[j - 1] + var->op_time[j - 1]) {
+                double tj = use_of(&var->work[j], pr, u);
+                if (!joins(u, avg, tol)) break;
                 for (int k = 0; k < USES && wt + tj > 0; k++)
                     avg[k] = (avg[k] * wt + u[k] * tj) / (wt + tj);
                 wt += tj;

@@ -207,20 +207,22 @@ void colo_serving_issue_op(colo_stream_run_t *s)
     colo_time_t step =
         colo_host_step(op, s->cur_op == 0, graphs, s->after_sync, t->cfg->host_launch,
                        graphs ? sim->graph_spacing : sim->host_spacing);
-    double x = 1.0;
+    /* merged kernels: the host launches the rest after the first */
+    const colo_time_t *more = t->var[s->plan.var].host_more;
+    colo_time_t after = more ? more[s->cur_op] : 0;
     if (!graphs && !t->llm) { /* an LLM engine's host is not modelled: it neither holds nor
                                * waits for a core */
-        x = colo_host_stretch(&sim->host, t->host_proc, t->host_gil);
-        if (x > 1.0) step = (colo_time_t)((double)step * x + 0.5);
+        double x = colo_host_stretch(&sim->host, t->host_proc, t->host_gil);
+        if (x > 1.0) {
+            step = (colo_time_t)((double)step * x + 0.5);
+            after = (colo_time_t)((double)after * x + 0.5);
+        }
     }
     s->host_clock += step;
     s->after_sync = false;
     s->op_done = 0;
     colo_time_t ready = s->host_clock;
-    const colo_time_t *more = t->var[s->plan.var].host_more;
-    if (more && more[s->cur_op]) /* merged kernels: the host launches the rest after the first */
-        s->host_clock +=
-            x > 1.0 ? (colo_time_t)((double)more[s->cur_op] * x + 0.5) : more[s->cur_op];
+    s->host_clock += after;
     if (op->type == COLO_OP_KERNEL) {
         bool traced = false; /* the trace's own kernel: its time alone known from the start */
         if (t->llm)
