@@ -13,33 +13,35 @@ set -euo pipefail
 root=${1:-$(cd "$(dirname "$0")/../.." && pwd)}
 cd "$root"
 
-# layer of a path under the tree, and its rank; study and live share a rank but not headers
+# layer of a path under the tree (into $layer), and its rank (into $rank); study and live share
+# a rank but not headers. (No subshells: a fork per include made the check take most of a
+# minute.)
 layer_of() {
     case $1 in
-        sim/colosim.h) echo api ;;
-        sim/engine/*) echo engine ;;
-        sim/format/*) echo format ;;
-        models/*) echo models ;;
-        sim/serving/*) echo serving ;;
-        sim/io/*) echo io ;;
-        sim/fleet/*) echo fleet ;;
-        sim/study/*) echo study ;;
-        sim/live/*) echo live ;;
-        sim/cli/*) echo cli ;;
-        *) echo unknown ;;
+        sim/colosim.h) layer=api ;;
+        sim/engine/*) layer=engine ;;
+        sim/format/*) layer=format ;;
+        models/*) layer=models ;;
+        sim/serving/*) layer=serving ;;
+        sim/io/*) layer=io ;;
+        sim/fleet/*) layer=fleet ;;
+        sim/study/*) layer=study ;;
+        sim/live/*) layer=live ;;
+        sim/cli/*) layer=cli ;;
+        *) layer=unknown ;;
     esac
 }
 rank_of() {
     case $1 in
-        engine) echo 0 ;; format) echo 1 ;; models) echo 2 ;; serving) echo 3 ;; io) echo 4 ;;
-        fleet) echo 5 ;; study | live) echo 6 ;; api) echo 7 ;; cli) echo 8 ;; *) echo 99 ;;
+        engine) rank=0 ;; format) rank=1 ;; models) rank=2 ;; serving) rank=3 ;; io) rank=4 ;;
+        fleet) rank=5 ;; study | live) rank=6 ;; api) rank=7 ;; cli) rank=8 ;; *) rank=99 ;;
     esac
 }
 
 # every header by file name (the build's include folders make names unique) and by path
 declare -A where
 while IFS= read -r h; do
-    b=$(basename "$h")
+    b=${h##*/}
     if [ -n "${where[$b]:-}" ]; then
         echo "layers.sh: two headers named $b: ${where[$b]} and $h" >&2
         exit 2
@@ -50,13 +52,16 @@ done < <(find sim models -name '*.h' -o -name '*.h.in' | sed 's/\.in$//' | LC_AL
 status=0
 checked=0
 declare -A uses # "module used-module": one module includes the other's header
-module() { local b; b=$(basename "$1"); echo "${b%%.*}"; }
 while IFS= read -r f; do
-    from=$(layer_of "$f")
+    layer_of "$f"
+    from=$layer
     [ "$from" != unknown ] || { echo "$f: in no layer (docs/architecture.md)" >&2; status=1; continue; }
-    rf=$(rank_of "$from")
+    rank_of "$from"
+    rf=$rank
+    mf=${f##*/}
+    mf=${mf%%.*} # its module: the file name without its extensions
     while IFS=: read -r line inc; do
-        name=$(basename "$inc")
+        name=${inc##*/}
         target=${where[$name]:-}
         # a relative include (sched/list.h) is found beside the including file
         if [ -z "$target" ] || [ "$inc" != "$name" ]; then
@@ -67,9 +72,13 @@ while IFS= read -r f; do
             echo "$f:$line: includes \"$inc\", which is not a header of the tree" >&2
             exit 2
         fi
-        [ "$(module "$f")" = "$(module "$target")" ] || uses["$(module "$f") $(module "$target")"]=1
-        to=$(layer_of "$target")
-        rt=$(rank_of "$to")
+        mt=${target##*/}
+        mt=${mt%%.*}
+        [ "$mf" = "$mt" ] || uses["$mf $mt"]=1
+        layer_of "$target"
+        to=$layer
+        rank_of "$to"
+        rt=$rank
         checked=$((checked + 1))
         if [ "$rt" -gt "$rf" ] || { [ "$rt" -eq "$rf" ] && [ "$to" != "$from" ]; }; then
             echo "$f:$line: includes $target (layer $to) from layer $from"
