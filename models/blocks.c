@@ -62,6 +62,7 @@ struct colo_hw_kernel {
     colo_hw_kernel_t *qprev, *qnext;
     bool queued;
     int n_cohorts; /* running */
+    int acts;      /* solver activities its cohorts have started */
     struct colo_hw_cohort *cohorts;
     colo_fluid_done_fn done;
     void *obj;
@@ -250,6 +251,7 @@ static int cohort_run(colo_hw_t *hw, struct colo_hw_cohort *c, double left)
     colo_fluid_elem_t e[COLO_FLUID_MAX_ELEMS];
     int n = cohort_elems(hw, c, e);
     c->work = left > 1e-3 ? left : 1e-3;
+    c->k->acts++;
     int rc = colo_fluid_start(&hw->fl, c->work, 1.0, 1.0, e, n, on_cohort_done, c, 0, &c->act);
     if (!rc && c->k->weight != 1.0) rc = colo_fluid_set_weight(&hw->fl, c->act, c->k->weight);
     return rc;
@@ -573,13 +575,23 @@ static void on_cohort_done(void *obj, int64_t arg)
     colo_fluid_begin(&hw->fl);
     cohort_leave(hw, c, true);
     bool finished = k->pending == 0 && k->n_cohorts == 0;
+    bool whole = k->acts == 1; /* one activity, from its start */
     colo_fluid_done_fn done = k->done;
     void *o = k->obj;
     int64_t a = k->arg;
     if (finished) kernel_leave(hw, k);
     dispatch(hw);
     colo_hw__note(hw, colo_fluid_end(&hw->fl));
-    if (finished && done) done(o, a);
+    if (finished && done) {
+        hw->done_whole = whole;
+        done(o, a);
+        hw->done_whole = false;
+    }
+}
+
+int colo_hw_done_solo(const colo_hw_t *hw, uint32_t *res, double *used)
+{
+    return hw->done_whole ? colo_fluid_done_solo(&hw->fl, res, used) : 0;
 }
 
 int colo_hw_kernel_start(colo_hw_t *hw, const colo_kernel_work_t *w, colo_hw_place_t place,
@@ -603,6 +615,7 @@ int colo_hw_kernel_start(colo_hw_t *hw, const colo_kernel_work_t *w, colo_hw_pla
     k->qprev = k->qnext = NULL;
     k->queued = false;
     k->n_cohorts = 0;
+    k->acts = 0;
     k->cohorts = NULL;
     k->hw = hw;
     k->w = *w;

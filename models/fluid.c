@@ -30,6 +30,8 @@ struct colo_fluid_act {
     double work, remaining, speed, bound, weight;
     double lim; /* bound / weight: the level at which its bound stops it */
     colo_time_t since, finish;
+    uint32_t solves; /* solves it took part in */
+    bool solo;       /* ... each of it alone */
     int n;
     colo_fluid_elem_t e[COLO_FLUID_MAX_ELEMS];
     uint32_t upos[COLO_FLUID_MAX_ELEMS]; /* e[k]'s place among its resource's users */
@@ -49,6 +51,8 @@ int colo_fluid_init(colo_fluid_t *fl, colo_eq_t *eq)
     fl->eq = eq;
     fl->free_act = NONE;
     fl->next_time = COLO_TIME_MAX;
+    fl->done_solo = NONE;
+    fl->alone_at = COLO_TIME_MAX;
     return 0;
 }
 
@@ -277,7 +281,7 @@ static inline bool sparse(const colo_fluid_t *fl)
 
 static void reschedule(colo_fluid_t *fl)
 {
-    colo_time_t next = COLO_TIME_MAX;
+    colo_time_t next = fl->alone_at;
     if (sparse(fl)) {
         for (size_t i = 0; i < fl->n_active; i++) {
             colo_time_t f = fl->act[fl->live[i]].finish;
@@ -359,9 +363,14 @@ static int flush(colo_fluid_t *fl)
     for (size_t i = 0; i < na; i++) { /* new finish times, and the resources' use afresh */
         struct colo_fluid_act *a = &fl->act[fl->comp_act[i]];
         a->finish = finish_of(a);
+        a->solves++;
+        a->solo &= na == 1;
         for (int k = 0; k < a->n; k++)
             fl->res[a->e[k].res].used += a->e[k].coef * a->speed;
     }
+    for (int k = 0; k < fl->alone_n; k++) /* (alone: its resources have no other user) */
+        if (fl->res[fl->alone_res[k]].mark == epoch)
+            fl->res[fl->alone_res[k]].used += fl->alone_used[k];
     reschedule(fl);
     return fl->failed;
 }
@@ -390,11 +399,22 @@ static void on_next(void *obj, int64_t arg)
     fl->next_ev = 0;
     fl->next_time = COLO_TIME_MAX;
     fl->depth++;
+    if (fl->alone_at <= now) { /* the activity timed alone: no other is on the solver */
+        for (int k = 0; k < fl->alone_n; k++) /* its use leaves them, as a release's does */
+            note(fl, mark_dirty(fl, fl->alone_res[k]));
+        fl->alone_at = COLO_TIME_MAX;
+        fl->alone_n = 0;
+        fl->alone_fn(fl->alone_obj, 0);
+        fl->depth--;
+        note(fl, flush(fl));
+        return;
+    }
     /* Finished activities, in slot order (deterministic), are removed before any callback. */
     struct done {
         colo_fluid_done_fn fn;
         void *obj;
         int64_t arg;
+        uint32_t solo; /* its slot when it ran alone, else NONE */
     } batch[16];
     /* the due slots, the first 16 in slot order (the rest fire at once after these); from the
      * live list kept sorted as they are found, by insertion (few are active) */
@@ -418,12 +438,18 @@ static void on_next(void *obj, int64_t arg)
     }
     for (size_t i = 0; i < nb; i++) {
         struct colo_fluid_act *a = &fl->act[due[i]];
-        batch[i] = (struct done){a->done, a->obj, a->arg};
+        batch[i] =
+            (struct done){a->done, a->obj, a->arg, a->solo && a->solves == 1 ? due[i] : NONE};
         release(fl, due[i]);
         fl->completions++;
     }
-    for (size_t i = 0; i < nb; i++)
+    for (size_t i = 0; i < nb; i++) {
+        /* (an activity alone is alone in its batch: no callback before its own reuses its
+         * slot) */
+        fl->done_solo = batch[i].solo;
         if (batch[i].fn) batch[i].fn(batch[i].obj, batch[i].arg);
+    }
+    fl->done_solo = NONE;
     fl->depth--;
     note(fl, flush(fl));
 }
@@ -481,6 +507,8 @@ int colo_fluid_start(colo_fluid_t *fl, double work, double remaining, double bou
     a->speed = 0;
     a->since = fl->eq->now;
     a->finish = COLO_TIME_MAX;
+    a->solves = 0;
+    a->solo = true;
     a->done = done;
     a->obj = obj;
     a->arg = arg;
@@ -642,4 +670,40 @@ double colo_fluid_used_integral(const colo_fluid_t *fl, uint32_t r)
     colo_time_t now = fl->eq->now;
     double v = res->integral + (now > res->since ? res->used * (double)(now - res->since) : 0);
     return v > 0 ? v : 0;
+}
+
+int colo_fluid_done_solo(const colo_fluid_t *fl, uint32_t *res, double *used)
+{
+    if (fl->done_solo == NONE) return 0;
+    const struct colo_fluid_act *a = &fl->act[fl->done_solo];
+    for (int k = 0; k < a->n; k++) { /* as flush sums it onto a resource of no other user */
+        res[k] = a->e[k].res;
+        used[k] = 0.0 + a->e[k].coef * a->speed;
+    }
+    return a->n;
+}
+
+int colo_fluid_alone(colo_fluid_t *fl, colo_time_t at, const uint32_t *res, const double *used,
+                     int n, colo_fluid_done_fn done, void *obj)
+{
+    if (fl->n_active || fl->alone_at != COLO_TIME_MAX || at < fl->eq->now || n < 0 ||
+        n > COLO_FLUID_MAX_ELEMS)
+        return COLO_EINVAL;
+    for (int k = 0; k < n; k++)
+        if (res[k] >= fl->n_res) return COLO_EINVAL;
+    for (int k = 0; k < n; k++) /* its use joins them at the next solve, as a start's does */
+        if (mark_dirty(fl, res[k])) return COLO_ENOMEM;
+    fl->alone_at = at;
+    fl->alone_res = res;
+    fl->alone_used = used;
+    fl->alone_n = n;
+    fl->alone_fn = done;
+    fl->alone_obj = obj;
+    return flush(fl);
+}
+
+void colo_fluid_alone_clear(colo_fluid_t *fl)
+{
+    fl->alone_at = COLO_TIME_MAX;
+    fl->alone_n = 0;
 }

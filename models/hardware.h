@@ -90,6 +90,7 @@ typedef struct colo_hw {
     struct colo_hw_live *kfree, *cfree; /* kernel and copy records to reuse (through next) */
     bool pcie_fair;                     /* copies weighted by flow (colo_hw_copy_opts_t) */
     bool l2_stale;                      /* some L2 group is stale */
+    bool done_whole; /* in a kernel's done callback: it ran as one solver activity */
     colo_hw_copy_t **moving;            /* copies moving bytes */
     size_t n_moving, cap_moving;
     int failed;
@@ -122,6 +123,12 @@ int colo_hw_kernel_start(colo_hw_t *hw, const colo_kernel_work_t *w, colo_hw_pla
 
 /* Gives a running kernel a weight (priority) in the solver; 1 by default. */
 int colo_hw_kernel_weight(colo_hw_t *hw, colo_hw_kernel_t *k, double weight);
+
+/* Called from a kernel's done callback: when it ran alone from its start to its end (one solver
+ * activity, solved once, alone: colo_fluid_done_solo), its resources and its use of each, and
+ * their number; else 0. Its duration is then the same whenever it starts on an idle GPU (no
+ * kernel, copy or cohort on the hardware model, hw->live NULL) with all its work to do. */
+int colo_hw_done_solo(const colo_hw_t *hw, uint32_t *res, double *used);
 
 /* Stops a kernel (compute preemption: its resident blocks leave the SMs with their progress,
  * its pending ones are withdrawn); *remaining gets the fraction of its work left. */

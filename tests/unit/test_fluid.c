@@ -405,3 +405,116 @@ Test(fluid, simultaneous_ends_are_heard_in_slot_order_with_few_or_many_slots_act
     colo_fluid_fini(&o.fl);
     colo_eq_fini(&o.eq);
 }
+
+/* An activity timed by its owner (colo_fluid_alone), as sim/serving/merge.c times a kernel seen
+ * alone: the same use integral at every instant as the activity solved alone, its end heard
+ * where the solver's would be among events at the same nanosecond, and, cleared and replaced by
+ * the activity started when it began, that activity's end keeps that place. */
+struct tie {
+    colo_eq_t eq;
+    colo_fluid_t fl;
+    uint32_t r;
+    char order[8]; /* what fired at 1,000 ns, in order: 'k' the activity, 'a' and 'b' others */
+    int n;
+    double at500; /* the use integral at 500 ns */
+    uint32_t res[COLO_FLUID_MAX_ELEMS];
+    double used[COLO_FLUID_MAX_ELEMS];
+    int n_solo;
+};
+
+static void tie_mark(void *obj, int64_t arg)
+{
+    struct tie *t = obj;
+    t->order[t->n++] = (char)arg;
+}
+
+static void tie_done(void *obj, int64_t arg)
+{
+    (void)arg;
+    struct tie *t = obj;
+    t->n_solo = colo_fluid_done_solo(&t->fl, t->res, t->used);
+    t->order[t->n++] = 'k';
+}
+
+static void tie_read(void *obj, int64_t arg)
+{
+    (void)arg;
+    struct tie *t = obj;
+    t->at500 = colo_fluid_used_integral(&t->fl, t->r);
+}
+
+static void tie_b(void *obj, int64_t arg) /* at 200 ns: another event for 1,000 ns */
+{
+    (void)arg;
+    struct tie *t = obj;
+    cr_assert_eq(colo_eq_schedule(&t->eq, 1000, tie_mark, t, 'b', NULL), 0);
+}
+
+static void tie_start(struct tie *t)
+{
+    colo_fluid_elem_t e = {t->r, 1.5};
+    cr_assert_eq(colo_fluid_start(&t->fl, 1000, 1.0, 1.0, &e, 1, tie_done, t, 0, NULL), 0);
+}
+
+static void tie_take_over(void *obj, int64_t arg) /* at 400 ns: onto the solver, as begun */
+{
+    (void)arg;
+    struct tie *t = obj;
+    colo_fluid_alone_clear(&t->fl);
+    colo_time_t now = t->eq.now;
+    t->eq.now = 0;
+    tie_start(t);
+    t->eq.now = now;
+}
+
+/* mode 0: solved; 1: timed alone; 2: timed alone, then onto the solver at 400 ns */
+static void tie_run(struct tie *t, int mode, const uint32_t *res, const double *used, int n)
+{
+    memset(t, 0, sizeof *t);
+    colo_eq_init(&t->eq, 0);
+    colo_fluid_init(&t->fl, &t->eq);
+    cr_assert_eq(colo_fluid_add_resource(&t->fl, 2.0, &t->r), 0);
+    cr_assert_eq(colo_eq_schedule(&t->eq, 1000, tie_mark, t, 'a', NULL), 0); /* before it */
+    if (mode == 0)
+        tie_start(t);
+    else
+        cr_assert_eq(colo_fluid_alone(&t->fl, 1000, res, used, n, tie_done, t), 0);
+    cr_assert_eq(colo_eq_schedule(&t->eq, 200, tie_b, t, 0, NULL), 0);
+    cr_assert_eq(colo_eq_schedule(&t->eq, 500, tie_read, t, 0, NULL), 0);
+    if (mode == 2) cr_assert_eq(colo_eq_schedule(&t->eq, 400, tie_take_over, t, 0, NULL), 0);
+    colo_event_t ev;
+    while (colo_eq_pop(&t->eq, &ev))
+        ev.fn(ev.obj, ev.arg);
+}
+
+Test(fluid, an_activity_timed_alone_leaves_the_use_and_the_order_of_one_solved)
+{
+    struct tie solved, timed, taken;
+    tie_run(&solved, 0, NULL, NULL, 0);
+    cr_assert_eq(solved.n_solo, 1, "an activity solved once, alone, says so");
+    cr_assert_eq(solved.res[0], solved.r);
+    cr_assert_eq(solved.used[0], 1.5);
+    cr_assert_str_eq(solved.order, "akb");
+    tie_run(&timed, 1, solved.res, solved.used, solved.n_solo);
+    tie_run(&taken, 2, solved.res, solved.used, solved.n_solo);
+    const struct tie *t[2] = {&timed, &taken};
+    for (int i = 0; i < 2; i++) {
+        cr_expect_str_eq(t[i]->order, solved.order, "run %d", i + 1);
+        cr_expect_eq(t[i]->at500, solved.at500, "run %d: %.17g at 500 ns, solved %.17g", i + 1,
+                     t[i]->at500, solved.at500);
+        cr_expect_eq(colo_fluid_used_integral(&t[i]->fl, t[i]->r),
+                     colo_fluid_used_integral(&solved.fl, solved.r), "run %d", i + 1);
+    }
+    cr_expect_eq(solved.at500, 750.0);
+    cr_expect_eq(timed.n_solo, 0, "an activity timed alone is not one solved");
+    /* one is timed at a time, and none beside a solved one */
+    cr_expect_eq(colo_fluid_alone(&solved.fl, 2000, solved.res, solved.used, 1, tie_done, &solved),
+                 0);
+    cr_expect_eq(colo_fluid_alone(&solved.fl, 2000, solved.res, solved.used, 1, tie_done, &solved),
+                 COLO_EINVAL);
+    struct tie *all[3] = {&solved, &timed, &taken};
+    for (int i = 0; i < 3; i++) {
+        colo_fluid_fini(&all[i]->fl);
+        colo_eq_fini(&all[i]->eq);
+    }
+}
