@@ -187,7 +187,7 @@ static void count_kernels(colo_sim_t *sim)
                               sim->kernels_running);
 }
 
-static void kernel_ran(colo_stream_run_t *s)
+void colo_domain_kernel_ran(colo_stream_run_t *s)
 {
     colo_tenant_run_t *t = s->t;
     colo_sim_t *sim = t->sim;
@@ -208,13 +208,14 @@ static void kernel_ran(colo_stream_run_t *s)
     }
 }
 
-static void on_hw_kernel_done(void *obj, int64_t arg)
+void colo_domain_on_kernel_done(void *obj, int64_t arg)
 {
     colo_stream_run_t *s = obj;
     colo_tenant_run_t *t = s->t;
     s->kernel = NULL;
-    kernel_ran(s);
+    colo_domain_kernel_ran(s);
     if ((uint64_t)arg != t->incarnation) return;
+    if (colo_merge_part_done(s)) return; /* the next kernel of its merged op */
     s->kernel_left = 1.0;
     colo_domain_t *d = t->dom;
     if (d->ts_exec) { /* its context hears of it first, and may keep the GPU for the next one */
@@ -234,7 +235,7 @@ static void on_hw_kernel_done(void *obj, int64_t arg)
 }
 
 /* Statistics and timeline of a kernel that starts (or resumes) running. */
-static void kernel_started(colo_stream_run_t *s)
+void colo_domain_kernel_started(colo_stream_run_t *s)
 {
     colo_tenant_run_t *t = s->t;
     colo_sim_t *sim = t->sim;
@@ -257,7 +258,9 @@ static void run_kernel(colo_stream_run_t *s)
 {
     colo_tenant_run_t *t = s->t;
     colo_sim_t *sim = t->sim;
-    kernel_started(s);
+    colo_domain_kernel_started(s);
+    if (colo_merge_run(s)) return;
+    colo_merge_alone_stop(sim);
     colo_hw_place_t place = t->place;
     const colo_sched_t *sc = t->dom->sched;
     if (sc) {
@@ -267,18 +270,19 @@ static void run_kernel(colo_stream_run_t *s)
             place.sm_limit = it->sm_limit;
     }
     colo_serving_fail(sim, colo_hw_kernel_start(&sim->hw, &s->w, place, s->kernel_left,
-                                                on_hw_kernel_done, s, (int64_t)t->incarnation,
-                                                &s->kernel));
+                                                colo_domain_on_kernel_done, s,
+                                                (int64_t)t->incarnation, &s->kernel));
 }
 
 /* Stops the stream's running kernel, keeping its progress in kernel_left. */
 void colo_domain_halt_kernel(colo_stream_run_t *s)
 {
-    if (!s->kernel) return;
     colo_sim_t *sim = s->t->sim;
+    colo_merge_alone_stop(sim); /* (its own kernel, maybe) onto the solver first */
+    if (!s->kernel) return;
     colo_serving_fail(sim, colo_hw_kernel_stop(&sim->hw, s->kernel, &s->kernel_left));
     s->kernel = NULL;
-    kernel_ran(s);
+    colo_domain_kernel_ran(s);
 }
 
 /* Under time-slicing a context's kernels run alone on its domain's part of the GPU (the GPU, or
@@ -324,7 +328,7 @@ static void ts_observe(void *obj, size_t ctx, bool running)
         colo_serving_fail(
             d->sim, colo_hw_reserve_dram(&d->sim->hw, s->t->place.channel_set, -s->ts_dram_held));
         s->ts_dram_held = 0;
-        kernel_ran(s);
+        colo_domain_kernel_ran(s);
         return;
     }
     colo_domain_ts_use(&s->w, s->t, s->ts_use);
@@ -334,7 +338,7 @@ static void ts_observe(void *obj, size_t ctx, bool running)
             d->sim, colo_hw_reserve_dram(&d->sim->hw, s->t->place.channel_set, s->ts_dram_held));
     }
     ts_account(s, true);
-    kernel_started(s);
+    colo_domain_kernel_started(s);
 }
 
 static void ts_exec_start(void *obj, size_t ctx)
@@ -559,6 +563,7 @@ void colo_domain_op_ready(void *obj, int64_t arg)
         s->copy_start = sim->eq.now;
         if (sim->tl) take_copy_lane(s, op->dir);
         colo_hw_copy_opts_t o = {t->place.channel_set, (int)t->idx, t->cfg->pcie_weight};
+        colo_merge_alone_stop(sim);
         colo_serving_fail(
             sim, colo_hw_copy_start_at(&sim->hw, op->dir, op->bytes, d->ce, &o, on_copy_done, s,
                                        (int64_t)((t->incarnation << 1) | (uint64_t)op->dir)));

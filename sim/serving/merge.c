@@ -8,8 +8,12 @@
 #include "serving_internal.h"
 #include "alloc.h"
 #include "errors.h"
+#include "event_queue.h"
+#include "hardware.h"
+#include "invariant.h"
 
 #include <math.h>
+#include <string.h>
 
 #define USES 4
 
@@ -90,12 +94,14 @@ int colo_merge_variant(colo_tenant_run_t *t, size_t v, const colo_gpu_t *gpu, do
     colo_op_t *ops = colo_malloc(n * sizeof *ops);
     colo_time_t *op_time = colo_malloc(n * sizeof *op_time);
     colo_time_t *more = colo_calloc(n, sizeof *more);
+    colo_time_t *host_at = colo_calloc(n, sizeof *host_at);
     colo_kernel_work_t *work = colo_calloc(n, sizeof *work);
     size_t *first = colo_malloc(n * sizeof *first);
     uint32_t *parts = colo_malloc(n * sizeof *parts);
     double *use = colo_malloc(3 * n * sizeof *use);
-    if (!start || !ops || !op_time || !more || !work || !first || !parts || !use) {
+    if (!start || !ops || !op_time || !more || !host_at || !work || !first || !parts || !use) {
         colo_free(start), colo_free(ops), colo_free(op_time), colo_free(more), colo_free(work);
+        colo_free(host_at);
         colo_free(first), colo_free(parts), colo_free(use);
         return COLO_ENOMEM;
     }
@@ -137,9 +143,10 @@ int colo_merge_variant(colo_tenant_run_t *t, size_t v, const colo_gpu_t *gpu, do
         for (size_t k = i; k < j; k++) {
             op_time[m] += var->op_time[k];
             if (k > i) /* the host launches each, running ahead of the GPU */
-                more[m] +=
-                    colo_host_step(&tr->ops[k], false, graphs, false, c->host_launch, spacing);
+                host_at[k] = host_at[k - 1] + colo_host_step(&tr->ops[k], false, graphs, false,
+                                                             c->host_launch, spacing);
         }
+        more[m] = host_at[j - 1];
         m++;
         i = j;
     }
@@ -152,6 +159,7 @@ int colo_merge_variant(colo_tenant_run_t *t, size_t v, const colo_gpu_t *gpu, do
     var->part_first = first;
     var->n_parts = parts;
     var->part_use = use;
+    var->part_host = host_at;
     var->merged = *tr;
     var->merged.ops = ops;
     var->merged.n_ops = var->merged.cap_ops = m;
@@ -204,15 +212,158 @@ int colo_merge_start(colo_sim_t *sim)
             continue;
         /* timed alone: only its own time-slice pieces, at integer times, decide when each ends */
         bool timed = t->dom->kind == COLO_DOM_TIMESLICE && !t->dom->ts_exec;
+        /* on the solver, straight onto the hardware model (no kernel scheduler): a merged op's
+         * kernels run one by one on it, or alone without it while the GPU is otherwise idle */
+        bool solver = t->dom->kind == COLO_DOM_CONCURRENT && !t->dom->sched;
         double tol;
         if (sc->merge)
             tol = timed ? INFINITY : sc->merge_tolerance; /* timed: its use changes no time */
-        else if (timed && !sim->tl && !sim->ts_dram_in_solver && host_free)
+        else if ((timed || (solver && !t->host_gil)) && !sim->tl && !sim->ts_dram_in_solver &&
+                 host_free)
             tol = INFINITY; /* not with kernel spans on a timeline, nor copies' DRAM beside its
-                             * use */
+                             * use, nor threads sharing an interpreter */
         else
             continue;
         if (colo_merge_variant(t, 0, sc->gpu, tol, !sc->merge)) return COLO_ENOMEM;
+        if (!sc->merge && solver) {
+            t->var[0].solo =
+                colo_calloc(t->cfg->variants[0].trace->n_ops, sizeof(struct colo_solo));
+            if (!t->var[0].solo) return COLO_ENOMEM;
+        }
     }
     return 0;
+}
+
+/* ---- merged ops on the solver ---- */
+
+static struct colo_variant_run *solo_var(const colo_stream_run_t *s)
+{
+    if (s->t->llm) return NULL;
+    struct colo_variant_run *v = &s->t->var[s->plan.var];
+    return v->solo && v->n_parts[s->cur_op] > 1 ? v : NULL;
+}
+
+static const struct colo_solo *solo_of(const colo_stream_run_t *s, const struct colo_variant_run *v)
+{
+    return &v->solo[v->part_first[s->cur_op] + s->part];
+}
+
+/* Starts the op's current kernel on the hardware model now; learn: on an idle GPU. */
+static void start_part(colo_stream_run_t *s, const struct colo_variant_run *v, bool learn)
+{
+    colo_tenant_run_t *t = s->t;
+    colo_sim_t *sim = t->sim;
+    s->learn = learn;
+    s->part_start = sim->eq.now;
+    colo_serving_fail(sim, colo_hw_kernel_start(&sim->hw,
+                                                &v->part_work[v->part_first[s->cur_op] + s->part],
+                                                t->place, 1.0, colo_domain_on_kernel_done, s,
+                                                (int64_t)t->incarnation, &s->kernel));
+}
+
+/* The kernel alone has run: its use leaves the solver's resources, as its end would take it. */
+static void on_alone_done(void *obj, int64_t arg)
+{
+    (void)arg;
+    colo_stream_run_t *s = obj;
+    colo_sim_t *sim = s->t->sim;
+    sim->alone = NULL;
+    colo_domain_on_kernel_done(s, (int64_t)s->t->incarnation);
+}
+
+/* The op's current kernel (its statistics started): alone, timed by what it was seen to take,
+ * when nothing else is on the hardware model and it was seen alone before; else on it. */
+static void run_part(colo_stream_run_t *s, struct colo_variant_run *v)
+{
+    colo_sim_t *sim = s->t->sim;
+    colo_time_t now = sim->eq.now;
+    bool idle = !sim->alone && !sim->hw.live && sim->hw.fl.n_active == 0;
+    const struct colo_solo *so = solo_of(s, v);
+    if (idle && so->dur > 0) {
+        sim->alone = s;
+        s->part_start = now;
+        colo_serving_fail(sim, colo_fluid_alone(&sim->hw.fl, now + so->dur, so->res, so->used,
+                                                so->n, on_alone_done, s));
+        return;
+    }
+    colo_merge_alone_stop(sim);
+    start_part(s, v, idle);
+}
+
+bool colo_merge_run(colo_stream_run_t *s)
+{
+    struct colo_variant_run *v = solo_var(s);
+    if (!v) return false;
+    s->part = 0;
+    run_part(s, v);
+    return true;
+}
+
+/* The next kernel of the stream's merged op is launched (arg: its tenant's incarnation). */
+static void on_part_ready(void *obj, int64_t arg)
+{
+    colo_stream_run_t *s = obj;
+    if ((uint64_t)arg != s->t->incarnation) return;
+    colo_domain_kernel_started(s);
+    run_part(s, solo_var(s));
+}
+
+/* What the kernel that ended showed of itself alone, kept the first time (and, with the checks
+ * on, the same every time after: docs/engine.md says why it must be). */
+static void learn(colo_sim_t *sim, struct colo_solo *so, colo_time_t dur)
+{
+    struct colo_solo seen;
+    memset(&seen, 0, sizeof seen);
+    seen.n = colo_hw_done_solo(&sim->hw, seen.res, seen.used);
+    if (seen.n <= 0) return;
+    seen.dur = dur;
+    if (so->dur) {
+        COLO_DCHECK(so->dur == dur && so->n == seen.n &&
+                        !memcmp(so->res, seen.res, sizeof seen.res) &&
+                        !memcmp(so->used, seen.used, sizeof seen.used),
+                    "a kernel alone on an idle GPU took %lld ns, and %lld ns before",
+                    (long long)dur, (long long)so->dur);
+        return;
+    }
+    *so = seen;
+}
+
+bool colo_merge_part_done(colo_stream_run_t *s)
+{
+    struct colo_variant_run *v = solo_var(s);
+    if (!v) return false;
+    colo_sim_t *sim = s->t->sim;
+    if (s->learn)
+        learn(sim, &v->solo[v->part_first[s->cur_op] + s->part], sim->eq.now - s->part_start);
+    s->learn = false;
+    if (++s->part == v->n_parts[s->cur_op]) return false;
+    /* launched by now (the host ahead), or when the host launches it, as kernel by kernel */
+    colo_time_t ready = s->op_ready + v->part_host[v->part_first[s->cur_op] + s->part];
+    if (ready > sim->eq.now) {
+        colo_serving_fail(sim, colo_eq_schedule(&sim->eq, ready, on_part_ready, s,
+                                                (int64_t)s->t->incarnation, NULL));
+        return true;
+    }
+    colo_domain_kernel_started(s);
+    run_part(s, v);
+    return true;
+}
+
+void colo_merge_alone_stop(colo_sim_t *sim)
+{
+    colo_stream_run_t *s = sim->alone;
+    if (!s) return;
+    sim->alone = NULL;
+    colo_time_t now = sim->eq.now;
+    /* started when it started, nothing else having run since, and taking over the solver's
+     * completion event at its end; nothing is deferred (no completion comes while the solver
+     * has no activity) */
+    COLO_CHECK(s->part_start == now || sim->hw.fl.depth == 0,
+               "tenant %s: a kernel alone since %lld ns goes onto the solver at %lld ns inside a "
+               "completion",
+               s->t->cfg->name, (long long)s->part_start, (long long)now);
+    colo_fluid_alone_clear(&sim->hw.fl);
+    sim->eq.now = s->part_start;
+    start_part(s, solo_var(s), false);
+    sim->eq.now = now;
 }

@@ -232,6 +232,7 @@ void colo_serving_issue_op(colo_stream_run_t *s)
         s->alone = traced ? t->var[s->plan.var].op_time[s->cur_op]
                           : colo_request_alone_at(&s->w, t->rates);
         ready += sim->start_lead;
+        s->op_ready = ready;
     }
     if (ready > now)
         colo_serving_fail(sim, colo_eq_schedule(&sim->eq, ready, colo_domain_op_ready, s,
@@ -724,6 +725,8 @@ void colo_sim_free(colo_sim_t *sim)
                 colo_free(t->var[k].part_time);
                 colo_free(t->var[k].part_work);
                 colo_free(t->var[k].part_use);
+                colo_free(t->var[k].part_host);
+                colo_free(t->var[k].solo);
             }
             colo_free(t->var);
             colo_free(t->totals);

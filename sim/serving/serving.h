@@ -108,7 +108,22 @@ typedef struct colo_stream_run {
     double kernel_left;       /* fraction of the current kernel's work left */
     colo_time_t kernel_since; /* when the running kernel last started or resumed */
     bool kernel_running;      /* its kernel runs (on the hardware model or the policy's timer) */
+    colo_time_t op_ready;     /* when its current op was ready (the host had launched it) */
+    /* a merged op on the solver (merge.c): the kernel of it that runs (part), since when, and
+     * whether it started on an idle GPU with nothing else on it (learn) */
+    uint32_t part;
+    bool learn;
+    colo_time_t part_start;
 } colo_stream_run_t;
+
+/* A kernel seen to run alone on an idle GPU, as the solver timed it (colo_hw_done_solo): its
+ * duration (0: not seen yet), its resources and its use of each. */
+struct colo_solo {
+    colo_time_t dur;
+    int n;
+    uint32_t res[COLO_FLUID_MAX_ELEMS];
+    double used[COLO_FLUID_MAX_ELEMS];
+};
 
 /* One tenant's state during a run: a FIFO of waiting requests, its instances (streams), and
  * counters for requests arriving in the window. */
@@ -140,6 +155,10 @@ typedef struct colo_tenant_run {
         colo_time_t *part_time;
         colo_kernel_work_t *part_work;
         double *part_use; /* 3 per kernel: its use alone where timed (colo_domain_ts_use) */
+        /* on the solver: per kernel, the host's launches from its op's first kernel to it, and
+         * how it ran alone (NULL: its merged ops run as one kernel, timed) */
+        colo_time_t *part_host;
+        struct colo_solo *solo;
     } * var;
     colo_time_t *totals;  /* one run of each trace alone, for colo_batch_plan */
     colo_time_t isolated; /* one request alone, start to finish */
@@ -222,6 +241,7 @@ typedef struct colo_sim {
     colo_host_load_t host; /* the host's cores and the processes' demand for them */
     colo_time_t last_event;
     colo_timeline_t *tl; /* borrowed; NULL: no timeline */
+    colo_stream_run_t *alone; /* the stream whose kernel runs alone, timed (merge.c) */
     /* colo_sim_set_progress: told every 4096 events how far the run is (NULL: not) */
     void (*progress)(void *ctx, colo_time_t now, colo_time_t end);
     void *progress_ctx;

@@ -163,6 +163,11 @@ void colo_domain_request_dropped(colo_tenant_run_t *t, const struct colo_request
 /* A kernel's use alone where the time-slicing policy times it (t's place): SMs, L2 and DRAM
  * bytes per ns. */
 void colo_domain_ts_use(const colo_kernel_work_t *w, const colo_tenant_run_t *t, double use[3]);
+/* Statistics (and timeline) of the stream's kernel starting to run, and ending or stopping. */
+void colo_domain_kernel_started(colo_stream_run_t *s);
+void colo_domain_kernel_ran(colo_stream_run_t *s);
+/* The hardware model's done callback of the stream's (obj) kernel (arg: its incarnation). */
+void colo_domain_on_kernel_done(void *obj, int64_t arg);
 /* Launches what the scheduler picks, until it holds the rest. */
 void colo_domain_dispatch(colo_domain_t *d);
 /* Stops the stream's running kernel, keeping its progress in kernel_left. */
@@ -189,6 +194,18 @@ int colo_merge_start(colo_sim_t *sim);
  * or, for merged kernels, each one's use over its part of that time, as each would have added
  * it; commit: the op's progress moves on. */
 void colo_merge_ts_add(colo_stream_run_t *s, colo_time_t now, double acc[3], bool commit);
+
+/* A merged op on the solver (var->solo): its kernels run one by one on the hardware model, or,
+ * while nothing else is on it, alone, timed as each was seen to run alone there
+ * (docs/engine.md). colo_merge_run starts the stream's current op when it is one (false: it is
+ * not; the caller runs it). */
+bool colo_merge_run(colo_stream_run_t *s);
+/* Its kernel has ended (after colo_domain_kernel_ran): the next one of its merged op is started
+ * or waits for the host (true), or it was the last or no merged op (false). */
+bool colo_merge_part_done(colo_stream_run_t *s);
+/* Before any change to the hardware model: the kernel running alone, if any, goes onto it as
+ * kernel by kernel it would be at this instant. */
+void colo_merge_alone_stop(colo_sim_t *sim);
 
 /* request_time.c */
 

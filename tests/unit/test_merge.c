@@ -1,9 +1,10 @@
 /* test_merge.c: fewer events than kernels (docs/engine.md, "Fewer events than kernels"),
  * properties that could be false: where the time-slicing policy times a tenant's kernels alone
  * (a MIG instance of its own, time-slicing with preemptions), the run that merges them gives
- * the results of the run kernel by kernel, byte for byte, with a tenth of the events; with
- * fidelity "merged" a request alone takes what it takes kernel by kernel, and a run under MPS
- * has fewer events; a bad fidelity is refused. */
+ * the results of the run kernel by kernel, byte for byte, with a tenth of the events; under MPS
+ * and Green Contexts the kernels with the GPU to themselves are timed without the solver, with
+ * the same results; with fidelity "merged" a request alone takes what it takes kernel by
+ * kernel, and a run under MPS has fewer events; a bad fidelity is refused. */
 #include "helpers.h"
 
 #include <criterion/criterion.h>
@@ -75,15 +76,41 @@ Test(merge, an_arrival_at_the_nanosecond_a_request_ends_comes_in_the_same_order)
     expect_same_with_fewer_events("tests/bench/data/timeslice_hour_4tenants.cfg", sets, 4, 3.0);
 }
 
-Test(merge, mps_is_kernel_by_kernel_in_exact_fidelity)
+/* Under MPS and Green Contexts the kernels of a merged op that run with nothing else on the GPU
+ * are timed as they were seen to run alone, without the solver: the same results, byte for
+ * byte, with fewer of the solver's completions (each a solve); a crash while one runs so puts it
+ * back on the solver first. */
+static void expect_same_with_fewer_solves(const char *cfg, const char *const *sets, size_t n,
+                                          double fewer)
 {
-    const char *sets[] = {"duration_s=2", "warmup_s=1"};
-    test_run_t plain = run_scenario(src_path("tests/bench/data/mps_hour_4tenants.cfg"), sets, 2);
-    test_run_t drawn =
-        run_scenario_tl(src_path("tests/bench/data/mps_hour_4tenants.cfg"), sets, 2, 1.0, 1.001);
-    cr_expect_eq(events_of(plain.results), events_of(drawn.results));
+    test_run_t plain = run_scenario(src_path(cfg), sets, n);
+    test_run_t drawn = run_scenario_tl(src_path(cfg), sets, n, 1.0, 1.001);
+    char *a = text_without_events(plain.results), *b = text_without_events(drawn.results);
+    cr_assert(a && b);
+    cr_expect_str_eq(a, b, "%s: the results differ with kernels timed alone", cfg);
+    cr_expect_eq(events_of(plain.results), events_of(drawn.results), "%s", cfg);
+    double ca = (double)plain.sim->hw.fl.completions, cb = (double)drawn.sim->hw.fl.completions;
+    cr_expect_lt(ca * fewer, cb, "%s: %.0f solver completions timed alone, %.0f solved", cfg, ca,
+                 cb);
+    free(a);
+    free(b);
     run_free(&plain);
     run_free(&drawn);
+}
+
+Test(merge, mps_kernels_alone_are_timed_without_the_solver_with_the_same_results)
+{
+    const char *sets[] = {"duration_s=3", "warmup_s=1"};
+    expect_same_with_fewer_solves("tests/bench/data/mps_hour_4tenants.cfg", sets, 2, 1.3);
+}
+
+Test(merge, green_contexts_and_a_crash_under_mps_give_the_same_results)
+{
+    const char *gc[] = {"duration_s=3", "warmup_s=1"};
+    expect_same_with_fewer_solves("scenarios/green_contexts_h100.cfg", gc, 2, 1.2);
+    /* the MPS server's fault at 10 s takes down the tenants with kernels running */
+    const char *fault[] = {"duration_s=14", "warmup_s=1"};
+    expect_same_with_fewer_solves("scenarios/fault_mps_vs_mig_h100.cfg", fault, 2, 1.05);
 }
 
 static double p50(const test_run_t *r, size_t i)
