@@ -29,9 +29,11 @@ static char *text_without_events(json_t *res)
     return s;
 }
 
-/* A run with a timeline (every kernel an event: its span is drawn) against one without. */
-static void expect_same_with_fewer_events(const char *cfg, const char *const *sets, size_t n,
-                                          double fewer)
+/* A run with a timeline (every kernel an event: its span is drawn, which turns both shortcuts
+ * off) against one without: the same results; events `fewer` times fewer (1: as many), and the
+ * solver's completions (each a solve) `fewer_solves` times fewer (0: not compared). */
+static void expect_same_as_kernel_by_kernel(const char *cfg, const char *const *sets, size_t n,
+                                            double fewer, double fewer_solves)
 {
     test_run_t plain = run_scenario(src_path(cfg), sets, n);
     test_run_t drawn = run_scenario_tl(src_path(cfg), sets, n, 1.0, 1.001);
@@ -39,12 +41,25 @@ static void expect_same_with_fewer_events(const char *cfg, const char *const *se
     cr_assert(a && b);
     cr_expect_str_eq(a, b, "%s: the results differ with kernels merged", cfg);
     long long ea = events_of(plain.results), eb = events_of(drawn.results);
-    cr_expect_lt((double)ea * fewer, (double)eb, "%s: %lld events merged, %lld kernel by kernel",
-                 cfg, ea, eb);
+    if (fewer > 1)
+        cr_expect_lt((double)ea * fewer, (double)eb,
+                     "%s: %lld events merged, %lld kernel by kernel", cfg, ea, eb);
+    else
+        cr_expect_eq(ea, eb, "%s", cfg);
+    double ca = (double)plain.sim->hw.fl.completions, cb = (double)drawn.sim->hw.fl.completions;
+    if (fewer_solves > 0)
+        cr_expect_lt(ca * fewer_solves, cb, "%s: %.0f solver completions timed alone, %.0f solved",
+                     cfg, ca, cb);
     free(a);
     free(b);
     run_free(&plain);
     run_free(&drawn);
+}
+
+static void expect_same_with_fewer_events(const char *cfg, const char *const *sets, size_t n,
+                                          double fewer)
+{
+    expect_same_as_kernel_by_kernel(cfg, sets, n, fewer, 0);
 }
 
 Test(merge, mig_instances_of_one_tenant_give_the_same_results_with_a_tenth_of_the_events)
@@ -83,19 +98,7 @@ Test(merge, an_arrival_at_the_nanosecond_a_request_ends_comes_in_the_same_order)
 static void expect_same_with_fewer_solves(const char *cfg, const char *const *sets, size_t n,
                                           double fewer)
 {
-    test_run_t plain = run_scenario(src_path(cfg), sets, n);
-    test_run_t drawn = run_scenario_tl(src_path(cfg), sets, n, 1.0, 1.001);
-    char *a = text_without_events(plain.results), *b = text_without_events(drawn.results);
-    cr_assert(a && b);
-    cr_expect_str_eq(a, b, "%s: the results differ with kernels timed alone", cfg);
-    cr_expect_eq(events_of(plain.results), events_of(drawn.results), "%s", cfg);
-    double ca = (double)plain.sim->hw.fl.completions, cb = (double)drawn.sim->hw.fl.completions;
-    cr_expect_lt(ca * fewer, cb, "%s: %.0f solver completions timed alone, %.0f solved", cfg, ca,
-                 cb);
-    free(a);
-    free(b);
-    run_free(&plain);
-    run_free(&drawn);
+    expect_same_as_kernel_by_kernel(cfg, sets, n, 1, fewer);
 }
 
 Test(merge, mps_kernels_alone_are_timed_without_the_solver_with_the_same_results)
