@@ -51,7 +51,6 @@ int colo_fluid_init(colo_fluid_t *fl, colo_eq_t *eq)
     fl->eq = eq;
     fl->free_act = NONE;
     fl->next_time = COLO_TIME_MAX;
-    fl->done_solo = NONE;
     fl->alone_at = COLO_TIME_MAX;
     return 0;
 }
@@ -414,8 +413,11 @@ static void on_next(void *obj, int64_t arg)
         colo_fluid_done_fn fn;
         void *obj;
         int64_t arg;
-        uint32_t solo; /* its slot when it ran alone, else NONE */
+        const struct colo_fluid_use *solo; /* its use when it ran alone, else NULL */
     } batch[16];
+    /* what an activity alone used, kept before its slot is freed: a callback before its own
+     * may start another activity there (a kernel waiting for SMs, another MIG instance's) */
+    struct colo_fluid_use solo[sizeof batch / sizeof batch[0]];
     /* the due slots, the first 16 in slot order (the rest fire at once after these); from the
      * live list kept sorted as they are found, by insertion (few are active) */
     uint32_t due[sizeof batch / sizeof batch[0]];
@@ -438,18 +440,23 @@ static void on_next(void *obj, int64_t arg)
     }
     for (size_t i = 0; i < nb; i++) {
         struct colo_fluid_act *a = &fl->act[due[i]];
-        batch[i] =
-            (struct done){a->done, a->obj, a->arg, a->solo && a->solves == 1 ? due[i] : NONE};
+        batch[i] = (struct done){a->done, a->obj, a->arg, NULL};
+        if (a->solo && a->solves == 1) {
+            solo[i].n = a->n;
+            for (int k = 0; k < a->n; k++) { /* as flush sums it onto a resource of no other */
+                solo[i].res[k] = a->e[k].res;
+                solo[i].used[k] = 0.0 + a->e[k].coef * a->speed;
+            }
+            batch[i].solo = &solo[i];
+        }
         release(fl, due[i]);
         fl->completions++;
     }
     for (size_t i = 0; i < nb; i++) {
-        /* (an activity alone is alone in its batch: no callback before its own reuses its
-         * slot) */
         fl->done_solo = batch[i].solo;
         if (batch[i].fn) batch[i].fn(batch[i].obj, batch[i].arg);
     }
-    fl->done_solo = NONE;
+    fl->done_solo = NULL;
     fl->depth--;
     note(fl, flush(fl));
 }
@@ -674,13 +681,11 @@ double colo_fluid_used_integral(const colo_fluid_t *fl, uint32_t r)
 
 int colo_fluid_done_solo(const colo_fluid_t *fl, uint32_t *res, double *used)
 {
-    if (fl->done_solo == NONE) return 0;
-    const struct colo_fluid_act *a = &fl->act[fl->done_solo];
-    for (int k = 0; k < a->n; k++) { /* as flush sums it onto a resource of no other user */
-        res[k] = a->e[k].res;
-        used[k] = 0.0 + a->e[k].coef * a->speed;
-    }
-    return a->n;
+    const struct colo_fluid_use *u = fl->done_solo;
+    if (!u) return 0;
+    memcpy(res, u->res, (size_t)u->n * sizeof *res);
+    memcpy(used, u->used, (size_t)u->n * sizeof *used);
+    return u->n;
 }
 
 int colo_fluid_alone(colo_fluid_t *fl, colo_time_t at, const uint32_t *res, const double *used,

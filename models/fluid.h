@@ -37,6 +37,13 @@ typedef void (*colo_fluid_presolve_fn)(void *obj);
 struct colo_fluid_res;
 struct colo_fluid_act;
 
+/* An activity's resources and its use of each (units per ns), n of each. */
+struct colo_fluid_use {
+    int n;
+    uint32_t res[COLO_FLUID_MAX_ELEMS];
+    double used[COLO_FLUID_MAX_ELEMS];
+};
+
 typedef struct colo_fluid {
     colo_eq_t *eq; /* borrowed */
     struct colo_fluid_res *res;
@@ -58,8 +65,9 @@ typedef struct colo_fluid {
     size_t cap_comp_act, cap_comp_res;
     uint32_t epoch;
     int failed; /* first COLO_ENOMEM met inside an event */
-    uint32_t done_solo;   /* inside a completion callback: the slot of the activity that ended when
-                           * it ran alone (colo_fluid_done_solo), else none */
+    /* inside a completion callback: the use of the activity that ended, when it ran alone
+     * (colo_fluid_done_solo), taken before its slot was freed; else NULL */
+    const struct colo_fluid_use *done_solo;
     colo_time_t alone_at; /* an activity timed by its owner (colo_fluid_alone): its end, */
     const uint32_t *alone_res; /* ... resources, and use of each */
     const double *alone_used;

@@ -121,6 +121,7 @@ typedef struct colo_stream_run {
 struct colo_solo {
     colo_time_t dur;
     int n;
+    uint32_t uses; /* times it was timed alone (the checks run every second one on the solver) */
     uint32_t res[COLO_FLUID_MAX_ELEMS];
     double used[COLO_FLUID_MAX_ELEMS];
 };
