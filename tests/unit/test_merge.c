@@ -47,6 +47,11 @@ static void expect_same_as_kernel_by_kernel(const char *cfg, const char *const *
     else
         cr_expect_eq(ea, eb, "%s", cfg);
     double ca = (double)plain.sim->hw.fl.completions, cb = (double)drawn.sim->hw.fl.completions;
+#ifdef COLOSIM_CHECKS
+    /* every second start of a kernel seen alone runs on the solver, to be checked: half the
+     * completions saved */
+    if (fewer_solves > 0) fewer_solves = 1 / (1 - (1 - 1 / fewer_solves) / 2);
+#endif
     if (fewer_solves > 0)
         cr_expect_lt(ca * fewer_solves, cb, "%s: %.0f solver completions timed alone, %.0f solved",
                      cfg, ca, cb);
