@@ -48,8 +48,8 @@ c() {
 
 # The studies take most of the time (the cluster sweep's interference-aware trials, 122 s of
 # 251; the search's probes, 94 s): started first, beside everything else (their results are the
-# same on any number of processes). The README's test command runs ctest one test at a time, so
-# this is what keeps two cores busy: 3 min 38 s where one after the other took 4 min 11 s.
+# same on any number of processes): 3 min 38 s where one after the other took 4 min 11 s, when
+# ctest ran one test at a time (the README's test command now runs a test per core).
 c sweep sweep src/scenarios/studies/p99_vs_load.cfg -o out/sweep -q -j 1 &
 c search search src/scenarios/studies/capacity_by_mechanism.cfg -o out/search -q -j 1 &
 c cluster_sweep sweep src/scenarios/studies/gpus_by_policy.cfg -o out/cluster_sweep -q -j "$jobs" &
