@@ -589,9 +589,9 @@ static void on_cohort_done(void *obj, int64_t arg)
     }
 }
 
-int colo_hw_done_solo(const colo_hw_t *hw, uint32_t *res, double *used)
+const struct colo_fluid_use *colo_hw_done_solo(const colo_hw_t *hw)
 {
-    return hw->done_whole ? colo_fluid_done_solo(&hw->fl, res, used) : 0;
+    return hw->done_whole ? colo_fluid_done_solo(&hw->fl) : NULL;
 }
 
 int colo_hw_kernel_start(colo_hw_t *hw, const colo_kernel_work_t *w, colo_hw_place_t place,

@@ -367,9 +367,9 @@ static int flush(colo_fluid_t *fl)
         for (int k = 0; k < a->n; k++)
             fl->res[a->e[k].res].used += a->e[k].coef * a->speed;
     }
-    for (int k = 0; k < fl->alone_n; k++) /* (alone: its resources have no other user) */
-        if (fl->res[fl->alone_res[k]].mark == epoch)
-            fl->res[fl->alone_res[k]].used += fl->alone_used[k];
+    const struct colo_fluid_use *u = fl->alone; /* (alone: its resources have no other user) */
+    for (int k = 0; u && k < u->n; k++)
+        if (fl->res[u->res[k]].mark == epoch) fl->res[u->res[k]].used += u->used[k];
     reschedule(fl);
     return fl->failed;
 }
@@ -399,10 +399,9 @@ static void on_next(void *obj, int64_t arg)
     fl->next_time = COLO_TIME_MAX;
     fl->depth++;
     if (fl->alone_at <= now) { /* the activity timed alone: no other is on the solver */
-        for (int k = 0; k < fl->alone_n; k++) /* its use leaves them, as a release's does */
-            note(fl, mark_dirty(fl, fl->alone_res[k]));
-        fl->alone_at = COLO_TIME_MAX;
-        fl->alone_n = 0;
+        for (int k = 0; k < fl->alone->n; k++) /* its use leaves them, as a release's does */
+            note(fl, mark_dirty(fl, fl->alone->res[k]));
+        colo_fluid_alone_clear(fl);
         fl->alone_fn(fl->alone_obj, 0);
         fl->depth--;
         note(fl, flush(fl));
@@ -679,29 +678,23 @@ double colo_fluid_used_integral(const colo_fluid_t *fl, uint32_t r)
     return v > 0 ? v : 0;
 }
 
-int colo_fluid_done_solo(const colo_fluid_t *fl, uint32_t *res, double *used)
+const struct colo_fluid_use *colo_fluid_done_solo(const colo_fluid_t *fl)
 {
-    const struct colo_fluid_use *u = fl->done_solo;
-    if (!u) return 0;
-    memcpy(res, u->res, (size_t)u->n * sizeof *res);
-    memcpy(used, u->used, (size_t)u->n * sizeof *used);
-    return u->n;
+    return fl->done_solo;
 }
 
-int colo_fluid_alone(colo_fluid_t *fl, colo_time_t at, const uint32_t *res, const double *used,
-                     int n, colo_fluid_done_fn done, void *obj)
+int colo_fluid_alone(colo_fluid_t *fl, colo_time_t at, const struct colo_fluid_use *use,
+                     colo_fluid_done_fn done, void *obj)
 {
-    if (fl->n_active || fl->alone_at != COLO_TIME_MAX || at < fl->eq->now || n < 0 ||
-        n > COLO_FLUID_MAX_ELEMS)
+    if (fl->n_active || fl->alone || at < fl->eq->now || use->n < 0 ||
+        use->n > COLO_FLUID_MAX_ELEMS)
         return COLO_EINVAL;
-    for (int k = 0; k < n; k++)
-        if (res[k] >= fl->n_res) return COLO_EINVAL;
-    for (int k = 0; k < n; k++) /* its use joins them at the next solve, as a start's does */
-        if (mark_dirty(fl, res[k])) return COLO_ENOMEM;
+    for (int k = 0; k < use->n; k++)
+        if (use->res[k] >= fl->n_res) return COLO_EINVAL;
+    for (int k = 0; k < use->n; k++) /* its use joins them at the next solve, as a start's does */
+        if (mark_dirty(fl, use->res[k])) return COLO_ENOMEM;
     fl->alone_at = at;
-    fl->alone_res = res;
-    fl->alone_used = used;
-    fl->alone_n = n;
+    fl->alone = use;
     fl->alone_fn = done;
     fl->alone_obj = obj;
     return flush(fl);
@@ -710,5 +703,5 @@ int colo_fluid_alone(colo_fluid_t *fl, colo_time_t at, const uint32_t *res, cons
 void colo_fluid_alone_clear(colo_fluid_t *fl)
 {
     fl->alone_at = COLO_TIME_MAX;
-    fl->alone_n = 0;
+    fl->alone = NULL;
 }

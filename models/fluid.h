@@ -69,9 +69,7 @@ typedef struct colo_fluid {
      * (colo_fluid_done_solo), taken before its slot was freed; else NULL */
     const struct colo_fluid_use *done_solo;
     colo_time_t alone_at; /* an activity timed by its owner (colo_fluid_alone): its end, */
-    const uint32_t *alone_res; /* ... resources, and use of each */
-    const double *alone_used;
-    int alone_n;
+    const struct colo_fluid_use *alone; /* ... and its use (NULL: none) */
     colo_fluid_done_fn alone_fn;
     void *alone_obj;
     colo_fluid_presolve_fn presolve;
@@ -139,22 +137,21 @@ double colo_fluid_used_integral(const colo_fluid_t *fl, uint32_t r);
 /* An activity timed by its owner instead (sim/serving/merge.c). An activity alone, from its
  * start to its end, is solved once, alone, and its duration and use are then the same whenever
  * it starts with the solver idle. colo_fluid_done_solo, called from the completion callback of
- * an activity that ran so (one solve since it started, of it alone), writes its resources and
- * its use of each (units per ns, as the solve summed it) and returns their number (at most
- * COLO_FLUID_MAX_ELEMS); else 0.
+ * an activity that ran so (one solve since it started, of it alone), gives its resources and
+ * its use of each (units per ns, as the solve summed it; valid until the callback returns);
+ * else NULL.
  * colo_fluid_alone, while no activity is on the solver, has such an activity run from now to
- * `at` without being solved: its use (res, used: n of each, borrowed until it ends) goes on its
- * resources and comes off them at the same solves as a started activity's would, and done(obj,
- * 0) is called at `at` from the solver's completion event, scheduled where the solver would have
- * scheduled that activity's (now, or when the enclosing completion or begin/end returns), so
- * events at the same nanosecond come in the same order. 0, or COLO_EINVAL when an activity is
- * on the solver or one is timed already.
- * colo_fluid_alone_clear forgets it at once, keeping its use on its resources and the event: the
- * activity started next, at the instant it began and with the same use and finish, takes both
- * over (its place among ties included). */
-int colo_fluid_done_solo(const colo_fluid_t *fl, uint32_t *res, double *used);
-int colo_fluid_alone(colo_fluid_t *fl, colo_time_t at, const uint32_t *res, const double *used,
-                     int n, colo_fluid_done_fn done, void *obj);
+ * `at` without being solved: its use (borrowed until it ends) goes on its resources and comes off
+ * them at the same solves as a started activity's would, and done(obj, 0) is called at `at` from
+ * the solver's completion event, scheduled where the solver would have scheduled that activity's
+ * (now, or when the enclosing completion or begin/end returns), so events at the same nanosecond
+ * come in the same order. 0, or COLO_EINVAL when an activity is on the solver or one is timed
+ * already. colo_fluid_alone_clear forgets it at once, keeping its use on its resources and the
+ * event: the activity started next, at the instant it began and with the same use and finish, takes
+ * both over (its place among ties included). */
+const struct colo_fluid_use *colo_fluid_done_solo(const colo_fluid_t *fl);
+int colo_fluid_alone(colo_fluid_t *fl, colo_time_t at, const struct colo_fluid_use *use,
+                     colo_fluid_done_fn done, void *obj);
 void colo_fluid_alone_clear(colo_fluid_t *fl);
 
 #endif

@@ -125,10 +125,10 @@ int colo_hw_kernel_start(colo_hw_t *hw, const colo_kernel_work_t *w, colo_hw_pla
 int colo_hw_kernel_weight(colo_hw_t *hw, colo_hw_kernel_t *k, double weight);
 
 /* Called from a kernel's done callback: when it ran alone from its start to its end (one solver
- * activity, solved once, alone: colo_fluid_done_solo), its resources and its use of each, and
- * their number; else 0. Its duration is then the same whenever it starts on an idle GPU (no
+ * activity, solved once, alone: colo_fluid_done_solo), its resources and its use of each; else
+ * NULL. Its duration is then the same whenever it starts on an idle GPU (no
  * kernel, copy or cohort on the hardware model, hw->live NULL) with all its work to do. */
-int colo_hw_done_solo(const colo_hw_t *hw, uint32_t *res, double *used);
+const struct colo_fluid_use *colo_hw_done_solo(const colo_hw_t *hw);
 
 /* Stops a kernel (compute preemption: its resident blocks leave the SMs with their progress,
  * its pending ones are withdrawn); *remaining gets the fraction of its work left. */

@@ -243,6 +243,12 @@ static struct colo_variant_run *solo_var(const colo_stream_run_t *s)
     return v->solo && v->n_parts[s->cur_op] > 1 ? v : NULL;
 }
 
+/* The index of the stream's current kernel among v's merged kernels (part_work, solo, ...). */
+static size_t part_of(const colo_stream_run_t *s, const struct colo_variant_run *v)
+{
+    return v->part_first[s->cur_op] + s->part;
+}
+
 /* Starts the op's current kernel on the hardware model now; learn: on an idle GPU. */
 static void start_part(colo_stream_run_t *s, const struct colo_variant_run *v, bool learn)
 {
@@ -250,9 +256,8 @@ static void start_part(colo_stream_run_t *s, const struct colo_variant_run *v, b
     colo_sim_t *sim = t->sim;
     s->learn = learn;
     s->part_start = sim->eq.now;
-    colo_serving_fail(sim, colo_hw_kernel_start(&sim->hw,
-                                                &v->part_work[v->part_first[s->cur_op] + s->part],
-                                                t->place, 1.0, colo_domain_on_kernel_done, s,
+    colo_serving_fail(sim, colo_hw_kernel_start(&sim->hw, &v->part_work[part_of(s, v)], t->place,
+                                                1.0, colo_domain_on_kernel_done, s,
                                                 (int64_t)t->incarnation, &s->kernel));
 }
 
@@ -285,13 +290,13 @@ static void run_part(colo_stream_run_t *s, struct colo_variant_run *v)
     colo_sim_t *sim = s->t->sim;
     colo_time_t now = sim->eq.now;
     bool idle = !sim->alone && !sim->hw.live && sim->hw.fl.n_active == 0;
-    struct colo_solo *so = &v->solo[v->part_first[s->cur_op] + s->part];
+    struct colo_solo *so = &v->solo[part_of(s, v)];
     if (idle && so->dur > 0 && time_alone(so)) {
         sim->alone = s;
         s->learn = false;
         s->part_start = now;
-        colo_serving_fail(sim, colo_fluid_alone(&sim->hw.fl, now + so->dur, so->res, so->used,
-                                                so->n, on_alone_done, s));
+        colo_serving_fail(sim,
+                          colo_fluid_alone(&sim->hw.fl, now + so->dur, &so->use, on_alone_done, s));
         return;
     }
     colo_merge_alone_stop(sim);
@@ -320,20 +325,18 @@ static void on_part_ready(void *obj, int64_t arg)
  * on, the same every time after: docs/engine.md says why it must be). */
 static void learn(colo_sim_t *sim, struct colo_solo *so, colo_time_t dur)
 {
-    struct colo_solo seen;
-    memset(&seen, 0, sizeof seen);
-    seen.n = colo_hw_done_solo(&sim->hw, seen.res, seen.used);
-    if (seen.n <= 0) return;
-    seen.dur = dur;
+    const struct colo_fluid_use *u = colo_hw_done_solo(&sim->hw);
+    if (!u) return;
     if (so->dur) {
-        COLO_DCHECK(so->dur == dur && so->n == seen.n &&
-                        !memcmp(so->res, seen.res, sizeof seen.res) &&
-                        !memcmp(so->used, seen.used, sizeof seen.used),
+        COLO_DCHECK(so->dur == dur && so->use.n == u->n &&
+                        !memcmp(so->use.res, u->res, (size_t)u->n * sizeof *u->res) &&
+                        !memcmp(so->use.used, u->used, (size_t)u->n * sizeof *u->used),
                     "a kernel alone on an idle GPU took %lld ns, and %lld ns before",
                     (long long)dur, (long long)so->dur);
         return;
     }
-    *so = seen;
+    so->dur = dur;
+    so->use = *u;
 }
 
 bool colo_merge_part_done(colo_stream_run_t *s)
@@ -341,12 +344,11 @@ bool colo_merge_part_done(colo_stream_run_t *s)
     struct colo_variant_run *v = solo_var(s);
     if (!v) return false;
     colo_sim_t *sim = s->t->sim;
-    if (s->learn)
-        learn(sim, &v->solo[v->part_first[s->cur_op] + s->part], sim->eq.now - s->part_start);
+    if (s->learn) learn(sim, &v->solo[part_of(s, v)], sim->eq.now - s->part_start);
     s->learn = false;
     if (++s->part == v->n_parts[s->cur_op]) return false;
     /* launched by now (the host ahead), or when the host launches it, as kernel by kernel */
-    colo_time_t ready = s->op_ready + v->part_host[v->part_first[s->cur_op] + s->part];
+    colo_time_t ready = s->op_ready + v->part_host[part_of(s, v)];
     if (ready > sim->eq.now) {
         colo_serving_fail(sim, colo_eq_schedule(&sim->eq, ready, on_part_ready, s,
                                                 (int64_t)s->t->incarnation, NULL));

@@ -117,13 +117,11 @@ typedef struct colo_stream_run {
 } colo_stream_run_t;
 
 /* A kernel seen to run alone on an idle GPU, as the solver timed it (colo_hw_done_solo): its
- * duration (0: not seen yet), its resources and its use of each. */
+ * duration (0: not seen yet) and its use of its resources. */
 struct colo_solo {
     colo_time_t dur;
-    int n;
     uint32_t uses; /* times it was timed alone (the checks run every second one on the solver) */
-    uint32_t res[COLO_FLUID_MAX_ELEMS];
-    double used[COLO_FLUID_MAX_ELEMS];
+    struct colo_fluid_use use;
 };
 
 /* One tenant's state during a run: a FIFO of waiting requests, its instances (streams), and

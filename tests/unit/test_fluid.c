@@ -417,8 +417,7 @@ struct tie {
     char order[8]; /* what fired at 1,000 ns, in order: 'k' the activity, 'a' and 'b' others */
     int n;
     double at500; /* the use integral at 500 ns */
-    uint32_t res[COLO_FLUID_MAX_ELEMS];
-    double used[COLO_FLUID_MAX_ELEMS];
+    struct colo_fluid_use use; /* what colo_fluid_done_solo gave it */
     int n_solo;
 };
 
@@ -432,7 +431,9 @@ static void tie_done(void *obj, int64_t arg)
 {
     (void)arg;
     struct tie *t = obj;
-    t->n_solo = colo_fluid_done_solo(&t->fl, t->res, t->used);
+    const struct colo_fluid_use *u = colo_fluid_done_solo(&t->fl);
+    t->n_solo = u ? u->n : 0;
+    if (u) t->use = *u;
     t->order[t->n++] = 'k';
 }
 
@@ -468,7 +469,7 @@ static void tie_take_over(void *obj, int64_t arg) /* at 400 ns: onto the solver,
 }
 
 /* mode 0: solved; 1: timed alone; 2: timed alone, then onto the solver at 400 ns */
-static void tie_run(struct tie *t, int mode, const uint32_t *res, const double *used, int n)
+static void tie_run(struct tie *t, int mode, const struct colo_fluid_use *use)
 {
     memset(t, 0, sizeof *t);
     colo_eq_init(&t->eq, 0);
@@ -478,7 +479,7 @@ static void tie_run(struct tie *t, int mode, const uint32_t *res, const double *
     if (mode == 0)
         tie_start(t);
     else
-        cr_assert_eq(colo_fluid_alone(&t->fl, 1000, res, used, n, tie_done, t), 0);
+        cr_assert_eq(colo_fluid_alone(&t->fl, 1000, use, tie_done, t), 0);
     cr_assert_eq(colo_eq_schedule(&t->eq, 200, tie_b, t, 0, NULL), 0);
     cr_assert_eq(colo_eq_schedule(&t->eq, 500, tie_read, t, 0, NULL), 0);
     if (mode == 2) cr_assert_eq(colo_eq_schedule(&t->eq, 400, tie_take_over, t, 0, NULL), 0);
@@ -490,13 +491,13 @@ static void tie_run(struct tie *t, int mode, const uint32_t *res, const double *
 Test(fluid, an_activity_timed_alone_leaves_the_use_and_the_order_of_one_solved)
 {
     struct tie solved, timed, taken;
-    tie_run(&solved, 0, NULL, NULL, 0);
+    tie_run(&solved, 0, NULL);
     cr_assert_eq(solved.n_solo, 1, "an activity solved once, alone, says so");
-    cr_assert_eq(solved.res[0], solved.r);
-    cr_assert_eq(solved.used[0], 1.5);
+    cr_assert_eq(solved.use.res[0], solved.r);
+    cr_assert_eq(solved.use.used[0], 1.5);
     cr_assert_str_eq(solved.order, "akb");
-    tie_run(&timed, 1, solved.res, solved.used, solved.n_solo);
-    tie_run(&taken, 2, solved.res, solved.used, solved.n_solo);
+    tie_run(&timed, 1, &solved.use);
+    tie_run(&taken, 2, &solved.use);
     const struct tie *t[2] = {&timed, &taken};
     for (int i = 0; i < 2; i++) {
         cr_expect_str_eq(t[i]->order, solved.order, "run %d", i + 1);
@@ -508,10 +509,8 @@ Test(fluid, an_activity_timed_alone_leaves_the_use_and_the_order_of_one_solved)
     cr_expect_eq(solved.at500, 750.0);
     cr_expect_eq(timed.n_solo, 0, "an activity timed alone is not one solved");
     /* one is timed at a time, and none beside a solved one */
-    cr_expect_eq(colo_fluid_alone(&solved.fl, 2000, solved.res, solved.used, 1, tie_done, &solved),
-                 0);
-    cr_expect_eq(colo_fluid_alone(&solved.fl, 2000, solved.res, solved.used, 1, tie_done, &solved),
-                 COLO_EINVAL);
+    cr_expect_eq(colo_fluid_alone(&solved.fl, 2000, &solved.use, tie_done, &solved), 0);
+    cr_expect_eq(colo_fluid_alone(&solved.fl, 2000, &solved.use, tie_done, &solved), COLO_EINVAL);
     struct tie *all[3] = {&solved, &timed, &taken};
     for (int i = 0; i < 3; i++) {
         colo_fluid_fini(&all[i]->fl);
